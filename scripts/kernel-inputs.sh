@@ -1,0 +1,128 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Make one consistent set of Debian bookworm Linux 6.1 inputs available:
+#
+#   /lib/modules/$ABI/build          headers, installed with apt
+#   $CACHE/$ABI/image/               linux-image-$ABI-unsigned unpacked (vmlinuz,
+#                                    modules, modules.dep made by depmod -b)
+#   $CACHE/$ABI/source/              the parts of linux-source we build from:
+#                                    net/dccp, the dccp headers and rst,
+#                                    checkpatch and the kselftest harness
+#   $CACHE/$ABI/debs/                the downloaded .debs (kept for a full
+#                                    kernel build by the debug tier)
+#   $CACHE/current.env               ABI= and DEBVER= of the set in use
+#
+# The ABI defaults to 6.1.0-56-amd64 and is overridden by the ABI variable.
+# If that ABI has left the archive, the one linux-image-amd64 depends on is
+# used instead, and we say so.  A warm cache makes this a no-op.
+
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${CACHE:-$ROOT/.cache/kernel}
+ABI=${ABI:-6.1.0-56-amd64}
+
+# Parts of the source tarball we need (paths below linux-source-6.1/).
+SOURCE_PARTS=(
+	net/dccp
+	include/uapi/linux/dccp.h
+	include/linux/dccp.h
+	Documentation/networking/dccp.rst
+	scripts/checkpatch.pl
+	scripts/spelling.txt
+	scripts/const_structs.checkpatch
+	tools/testing/selftests/kselftest_harness.h
+	tools/testing/selftests/kselftest.h
+	tools/testing/selftests/lib.mk
+	tools/testing/selftests/kselftest
+)
+
+say() { echo "kernel-inputs: $*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+apt_updated=
+apt_update() {
+	[ -n "$apt_updated" ] && return
+	DEBIAN_FRONTEND=noninteractive apt-get update -qq
+	apt_updated=1
+}
+
+candidate() { # package -> candidate version or empty
+	apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ { if ($2 != "(none)") print $2 }'
+}
+
+warm() {
+	[ -f "$CACHE/$ABI/.complete" ] && [ -d "/lib/modules/$ABI/build" ]
+}
+
+if warm; then
+	exit 0
+fi
+
+[ "$(id -u)" -eq 0 ] || die "need root to install linux-headers-$ABI (run as root)"
+apt_update
+
+DEBVER=$(candidate "linux-image-$ABI-unsigned")
+if [ -z "$DEBVER" ]; then
+	old=$ABI
+	ABI=$(apt-cache depends linux-image-amd64 |
+		sed -n 's/^ *Depends: linux-image-\(.*\)$/\1/p' | head -n1)
+	[ -n "$ABI" ] || die "linux-image-amd64 names no ABI"
+	DEBVER=$(candidate "linux-image-$ABI-unsigned")
+	[ -n "$DEBVER" ] || die "no linux-image-$ABI-unsigned in the archive"
+	say "ABI $old has left the archive; using $ABI ($DEBVER) from linux-image-amd64"
+	warm && { printf 'ABI=%s\nDEBVER=%s\n' "$ABI" "$DEBVER" >"$CACHE/current.env"; exit 0; }
+fi
+
+say "ABI $ABI, Debian version $DEBVER"
+dir=$CACHE/$ABI
+mkdir -p "$dir/debs"
+
+if [ ! -d "/lib/modules/$ABI/build" ]; then
+	say "installing linux-headers-$ABI=$DEBVER"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		"linux-headers-$ABI=$DEBVER" >/dev/null
+fi
+
+fetch() { # package version -> path of the .deb in debs/
+	local deb
+	deb=$(find "$dir/debs" -name "${1}_*.deb" | head -n1)
+	if [ -z "$deb" ]; then
+		say "downloading $1=$2"
+		(cd "$dir/debs" && apt-get download -qq -o APT::Sandbox::User=root "$1=$2")
+		deb=$(find "$dir/debs" -name "${1}_*.deb" | head -n1)
+	fi
+	[ -n "$deb" ] || die "download of $1=$2 failed"
+	echo "$deb"
+}
+
+if [ ! -f "$dir/image/.complete" ]; then
+	deb=$(fetch "linux-image-$ABI-unsigned" "$DEBVER")
+	rm -rf "$dir/image"
+	dpkg-deb -x "$deb" "$dir/image"
+	depmod -b "$dir/image" "$ABI"
+	touch "$dir/image/.complete"
+fi
+
+if [ ! -f "$dir/source/.complete" ]; then
+	srcver=$(candidate linux-source-6.1)
+	# The image and the source must be the same Debian upload.
+	apt-cache show "linux-source-6.1=$DEBVER" >/dev/null 2>&1 ||
+		die "linux-source-6.1=$DEBVER is not in the archive (candidate: $srcver)"
+	deb=$(fetch linux-source-6.1 "$DEBVER")
+	rm -rf "$dir/source" "$dir/source.tmp"
+	mkdir -p "$dir/source.tmp"
+	say "extracting ${#SOURCE_PARTS[@]} parts of the source"
+	dpkg-deb --fsys-tarfile "$deb" |
+		tar -xO ./usr/src/linux-source-6.1.tar.xz |
+		tar -xJ -C "$dir/source.tmp" --strip-components=1 \
+			"${SOURCE_PARTS[@]/#/linux-source-6.1/}"
+	mv "$dir/source.tmp" "$dir/source"
+	touch "$dir/source/.complete"
+fi
+
+printf 'ABI=%s\nDEBVER=%s\n' "$ABI" "$DEBVER" >"$dir/versions.env"
+printf 'ABI=%s\nDEBVER=%s\n' "$ABI" "$DEBVER" >"$CACHE/current.env"
+touch "$dir/.complete"
+say "ready in $dir"
