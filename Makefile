@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# SBPN for DCCP: top-level build.
+#
+#   make            kernel inputs (once), patched DCCP modules, userspace, selftests
+#   make check      all tests: host tests, then the selftests in a QEMU VM
+#   make demo       the main job: a short DCCP experiment in the VM
+#   make vm CMD=... run a command in the VM (e.g. CMD="scripts/modules.sh status")
+#   make style      checkpatch.pl --strict on kernel/ and patches/
+#   make load       replace the running 6.1 kernel's DCCP modules with ours
+#   make unload     restore the stock DCCP modules
+#   make clean      remove build outputs (the kernel-input cache stays)
+#
+# ABI=... selects another Debian 6.1 kernel ABI (default in kernel-inputs.sh).
+
+ROOT		:= $(CURDIR)
+BUILD		:= $(ROOT)/build
+CACHE		:= $(ROOT)/.cache/kernel
+TREE		:= $(BUILD)/tree
+MODULES		:= dccp dccp_ipv4 dccp_ipv6 dccp_diag
+SBPN_VERSION	:= $(shell git -C $(ROOT) describe --always --dirty 2>/dev/null || echo unknown)
+
+export ABI
+
+.PHONY: all inputs modules headers userspace selftests check demo style \
+	vm load unload clean
+
+all: modules headers userspace selftests
+
+inputs:
+	@scripts/kernel-inputs.sh
+
+# The kernel ABI is only known once the inputs exist, so kbuild runs in a
+# recursive make that reads it from current.env.
+modules: inputs
+	@scripts/build-tree.sh
+	@. $(CACHE)/current.env && \
+	$(MAKE) --no-print-directory -C /lib/modules/$$ABI/build \
+		M=$(TREE)/net/dccp \
+		NOSTDINC_FLAGS="-I$(TREE)/include -I$(TREE)/include/uapi" \
+		CONFIG_IP_DCCP=m CONFIG_INET_DCCP_DIAG=m \
+		CONFIG_IP_DCCP_CCID3=y CONFIG_IP_DCCP_TFRC_LIB=y \
+		CONFIG_DEBUG_INFO_BTF_MODULES= SBPN_VERSION=$(SBPN_VERSION) modules
+	@mkdir -p $(BUILD)/modules
+	@for m in $(MODULES); do cp -p $(TREE)/net/dccp/$$m.ko $(BUILD)/modules/; done
+	@echo "modules: $(foreach m,$(MODULES),build/modules/$(m).ko) (version $(SBPN_VERSION))"
+
+# Userspace sees the patched uapi header, never a second copy of it.
+headers: modules
+	@mkdir -p $(BUILD)/include/linux
+	@cmp -s $(TREE)/include/uapi/linux/dccp.h $(BUILD)/include/linux/dccp.h || \
+		cp $(TREE)/include/uapi/linux/dccp.h $(BUILD)/include/linux/dccp.h
+
+userspace: headers
+	@if [ -f userspace/Makefile ]; then $(MAKE) --no-print-directory -C userspace; fi
+
+selftests: headers
+	@$(MAKE) --no-print-directory -C selftests
+
+check: all
+	@scripts/check.sh
+
+demo: all
+	@scripts/vm-run --timeout 900 --out $(BUILD)/demo -- scripts/demo.sh
+
+vm: all
+	@scripts/vm-run -- sh -c '$(CMD)'
+
+style: inputs
+	@scripts/style.sh
+
+load: modules
+	@scripts/modules.sh load $(BUILD)/modules
+
+unload:
+	@scripts/modules.sh unload
+
+clean:
+	rm -rf $(BUILD)
+	@$(MAKE) --no-print-directory -C selftests clean 2>/dev/null || true
+	@if [ -f userspace/Makefile ]; then $(MAKE) --no-print-directory -C userspace clean; fi

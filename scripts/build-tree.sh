@@ -1,0 +1,71 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Assemble build/tree, a minimal kernel tree to build DCCP out of tree:
+#
+#   1. copy net/dccp and the dccp headers/documentation from the Debian
+#      source package (see kernel-inputs.sh),
+#   2. apply patches/0*.patch in order (the cover letter is skipped),
+#   3. add our out-of-tree glue from kernel/ into net/dccp/.
+#
+# The result is assembled aside and then synchronised into build/tree file by
+# file, so that unchanged files keep their mtimes and kbuild rebuilds only
+# what a patch really changed.  A patch that does not apply stops the build
+# with its name.
+
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${CACHE:-$ROOT/.cache/kernel}
+BUILD=${BUILD:-$ROOT/build}
+# shellcheck source=/dev/null
+. "$CACHE/current.env"
+SRC=$CACHE/$ABI/source
+TREE=$BUILD/tree
+PATCHES=${PATCHES:-$ROOT/patches}
+NEW=$BUILD/tree.new
+
+PARTS=(
+	net/dccp
+	include/uapi/linux/dccp.h
+	include/linux/dccp.h
+	Documentation/networking/dccp.rst
+)
+
+die() { echo "build-tree: error: $*" >&2; exit 1; }
+
+rm -rf "$NEW"
+mkdir -p "$NEW"
+for p in "${PARTS[@]}"; do
+	mkdir -p "$NEW/$(dirname "$p")"
+	cp -a "$SRC/$p" "$NEW/$p"
+done
+
+for patch in "$PATCHES"/0*.patch; do
+	[ -e "$patch" ] || break
+	case $(basename "$patch") in 0000-*) continue ;; esac
+	if ! out=$(patch -p1 -d "$NEW" --batch --forward --dry-run -i "$patch" 2>&1); then
+		echo "$out" >&2
+		die "patch does not apply: patches/$(basename "$patch")"
+	fi
+	patch -p1 -d "$NEW" --batch --forward --no-backup-if-mismatch --quiet -i "$patch"
+done
+
+cp "$ROOT"/kernel/* "$NEW/net/dccp/"
+
+# Synchronise: copy what changed, delete sources that disappeared.
+mkdir -p "$TREE"
+(cd "$NEW" && find . -type f | sort) >"$NEW.list"
+while read -r f; do
+	if ! cmp -s "$NEW/$f" "$TREE/$f"; then
+		mkdir -p "$(dirname "$TREE/$f")"
+		cp "$NEW/$f" "$TREE/$f"
+	fi
+done <"$NEW.list"
+if [ -f "$TREE/.sources" ]; then
+	comm -23 "$TREE/.sources" "$NEW.list" | while read -r f; do
+		rm -f "$TREE/$f"
+	done
+fi
+mv "$NEW.list" "$TREE/.sources"
+rm -rf "$NEW"

@@ -1,0 +1,102 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Swap the DCCP modules of a running Debian 6.1 kernel.
+#
+#   modules.sh load DIR    unload whatever DCCP is loaded, insmod ours from DIR
+#   modules.sh unload      unload ours, load the kernel's own DCCP modules again
+#   modules.sh status      which DCCP modules are loaded, and whose
+#
+# All four modules go together (dccp, dccp_ipv4, dccp_ipv6, dccp_diag):
+# with MODVERSIONS a stock dccp_ipv4 next to our dccp is not something we
+# test.  Ours carry a "version" modinfo field (/sys/module/dccp/version);
+# Debian's have none.
+#
+# Linux 6.1 cannot unload dccp_ipv4 or dccp_ipv6 once they are loaded, stock
+# or ours: the control socket each creates in the initial network namespace
+# holds references on its own module, and that namespace never goes away.
+# So `load` must run before anything used DCCP (right after boot), and
+# `unload` can only remove dccp_diag; a reboot brings the stock modules back
+# (nothing is installed on disk).  Both say so instead of half-swapping.
+
+set -euo pipefail
+
+STACK=(dccp dccp_ipv4 dccp_ipv6 dccp_diag)	# load order
+REVERSE=(dccp_diag dccp_ipv6 dccp_ipv4 dccp)
+
+say() { echo "modules: $*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+loaded() { [ -d "/sys/module/$1" ]; }
+
+ours() { [ -f "/sys/module/$1/version" ]; }
+
+unload_all() {
+	local m
+	for m in "${REVERSE[@]}"; do
+		loaded "$m" || continue
+		rmmod "$m" 2>/dev/null && continue
+		if [ "$m" = dccp_ipv4 ] || [ "$m" = dccp_ipv6 ]; then
+			die "$m is loaded and 6.1 cannot unload it (its init_net control socket pins the module): reboot, then run this before anything uses DCCP"
+		fi
+		die "cannot unload $m: $(cat "/sys/module/$m/refcnt") references (DCCP sockets open?)"
+	done
+}
+
+status() {
+	local m
+	for m in "${STACK[@]}"; do
+		if ! loaded "$m"; then
+			echo "$m: not loaded"
+		elif ours "$m"; then
+			echo "$m: ours, version $(cat "/sys/module/$m/version")"
+		else
+			echo "$m: stock"
+		fi
+	done
+}
+
+[ "$(id -u)" -eq 0 ] || die "must run as root"
+
+case ${1:-} in
+load)
+	dir=${2:?usage: modules.sh load DIR}
+	kver=$(uname -r)
+	for m in "${STACK[@]}"; do
+		[ -f "$dir/$m.ko" ] || die "$dir/$m.ko is missing: run make"
+	done
+	built=$(modinfo -F vermagic "$dir/dccp.ko" | cut -d' ' -f1)
+	[ "$built" = "$kver" ] ||
+		die "modules were built for $built, the running kernel is $kver (make ABI=$kver)"
+	want=$(modinfo -F srcversion "$dir/dccp.ko")
+	if loaded dccp && [ "$(cat /sys/module/dccp/srcversion)" = "$want" ]; then
+		say "our modules are already loaded"
+		status
+		exit 0
+	fi
+	modprobe inet_diag
+	unload_all
+	for m in "${STACK[@]}"; do
+		insmod "$dir/$m.ko" || die "insmod $dir/$m.ko failed (see dmesg)"
+	done
+	status
+	;;
+unload)
+	kver=$(uname -r)
+	unload_all
+	stock=/lib/modules/$kver/kernel/net/dccp
+	[ -d "$stock" ] || die "no stock DCCP modules in $stock"
+	modprobe inet_diag
+	for m in "${STACK[@]}"; do
+		insmod "$stock/$m.ko" || die "insmod $stock/$m.ko failed (see dmesg)"
+	done
+	status
+	;;
+status)
+	status
+	;;
+*)
+	sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//' >&2
+	exit 2
+	;;
+esac

@@ -1,0 +1,35 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# checkpatch.pl --strict (from the Debian source package of the target
+# kernel) on the patch series and on every kernel C file we keep outside it.
+
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${CACHE:-$ROOT/.cache/kernel}
+# shellcheck source=/dev/null
+. "$CACHE/current.env"
+CHECKPATCH=$CACHE/$ABI/source/scripts/checkpatch.pl
+# We never touch MAINTAINERS; everything else checkpatch says counts.
+OPTS=(--strict --no-tree --quiet --ignore FILE_PATH_CHANGES --show-types)
+
+cd "$ROOT"
+rc=0
+patches=(patches/0*.patch)
+for p in "${patches[@]}"; do
+	[ -e "$p" ] || continue
+	case $p in patches/0000-*) continue ;; esac
+	perl "$CHECKPATCH" "${OPTS[@]}" "$p" || rc=1
+done
+mapfile -t files < <(git ls-files -co --exclude-standard 'kernel/*.[ch]' 'selftests/harness/warn/*.c')
+for f in "${files[@]}"; do
+	perl "$CHECKPATCH" "${OPTS[@]}" -f "$f" || rc=1
+done
+n=$(( ${#files[@]} + $(ls patches/0*.patch 2>/dev/null | grep -vc '/0000-' || true) ))
+if [ $rc -eq 0 ]; then
+	echo "style: checkpatch --strict clean on $n files"
+else
+	echo "style: checkpatch --strict found problems" >&2
+fi
+exit $rc
