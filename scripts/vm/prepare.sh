@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Prepare what the test VM boots with, under build/vm/:
+#
+#   initramfs.cpio.gz   busybox (static), the guest init, and the virtio and
+#                       9p modules the init needs to mount the host's root
+#   modroot/            lib/modules/<abi>: Debian's modules (hard links into
+#                       the cache) with our DCCP modules in updates/, which
+#                       depmod ranks above the stock ones
+#
+# Both are rebuilt only when an input changed.
+
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CACHE=${CACHE:-$ROOT/.cache/kernel}
+BUILD=${BUILD:-$ROOT/build}
+# shellcheck source=/dev/null
+. "$CACHE/current.env"
+IMAGE=$CACHE/$ABI/image
+VM=$BUILD/vm
+BOOT_MODULES=(virtio_pci 9pnet_virtio 9p virtio-rng)
+
+mkdir -p "$VM"
+
+newer() { # target sources... -> true if target is missing or older
+	local t=$1 s
+	shift
+	[ -e "$t" ] || return 0
+	for s in "$@"; do
+		[ "$s" -nt "$t" ] && return 0
+	done
+	return 1
+}
+
+initrd=$VM/initramfs.cpio.gz
+if newer "$initrd" "$ROOT/scripts/vm/init" "$0" "$(command -v busybox)"; then
+	stage=$(mktemp -d "$VM/initramfs.XXXXXX")
+	mkdir -p "$stage"/{bin,dev,proc,sys,modules}
+	mknod "$stage/dev/console" c 5 1
+	cp "$(command -v busybox)" "$stage/bin/busybox"
+	cp "$ROOT/scripts/vm/init" "$stage/init"
+	for m in "${BOOT_MODULES[@]}"; do
+		modprobe -d "$IMAGE" -S "$ABI" --show-depends "$m"
+	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' |
+	while read -r ko; do
+		cp "$ko" "$stage/modules/"
+		basename "$ko" >>"$stage/modules/order"
+	done
+	(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) >"$initrd.tmp"
+	mv "$initrd.tmp" "$initrd"
+	rm -rf "$stage"
+fi
+
+modroot=$VM/modroot
+ours=("$BUILD"/modules/*.ko)
+[ -e "${ours[0]}" ] || { echo "vm-prepare: no modules in build/modules: run make" >&2; exit 1; }
+if newer "$modroot/.stamp" "${ours[@]}" "$IMAGE/.complete"; then
+	rm -rf "$modroot"
+	mkdir -p "$modroot/lib/modules"
+	cp -al "$IMAGE/lib/modules/$ABI" "$modroot/lib/modules/$ABI"
+	mkdir -p "$modroot/lib/modules/$ABI/updates/sbpn"
+	cp "${ours[@]}" "$modroot/lib/modules/$ABI/updates/sbpn/"
+	depmod -b "$modroot" "$ABI"
+	touch "$modroot/.stamp"
+fi
