@@ -1,0 +1,28 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The DCCP modules loaded are the ones this project built: each of dccp,
+# dccp_ipv4, dccp_ipv6 and dccp_diag has /sys/module/<m>/version (Debian's
+# have no version) equal to the "version" modinfo field of build/modules/<m>.ko,
+# and the same srcversion.  Exit 0 pass, 1 fail, 4 skip.
+
+ROOT=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
+MODS=(dccp dccp_ipv4 dccp_ipv6 dccp_diag)
+
+[ -d /proc/sys/net ] || { echo "# SKIP: no networking"; exit 4; }
+[ -f "$ROOT/build/modules/dccp.ko" ] || { echo "# SKIP: modules not built"; exit 4; }
+modprobe -a "${MODS[@]}" || { echo "# SKIP: cannot load DCCP"; exit 4; }
+
+rc=0
+for m in "${MODS[@]}"; do
+	want_v=$(modinfo -F version "$ROOT/build/modules/$m.ko")
+	want_s=$(modinfo -F srcversion "$ROOT/build/modules/$m.ko")
+	have_v=$(cat "/sys/module/$m/version" 2>/dev/null || echo "(none)")
+	have_s=$(cat "/sys/module/$m/srcversion" 2>/dev/null || echo "(none)")
+	echo "$m: loaded version $have_v srcversion $have_s; built $want_v $want_s"
+	if [ -z "$want_v" ] || [ "$have_v" != "$want_v" ] || [ "$have_s" != "$want_s" ]; then
+		echo "$m: not our module"
+		rc=1
+	fi
+done
+exit $rc

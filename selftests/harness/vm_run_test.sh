@@ -1,0 +1,84 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host-side tests of the test harness itself: a harness that cannot fail
+# proves nothing.  Each case runs the real scripts/vm-run (or the real
+# build-tree.sh) and checks that a failure is reported as one:
+#
+#   - the guest command's exit status comes back, stdout and stderr stay
+#     apart, files written to $VM_OUT survive on the host;
+#   - text that imitates the verdict on stdout or the kernel log cannot turn
+#     a failing command into a pass;
+#   - a kernel WARN in the guest fails the run (exit 125);
+#   - the time limit ends a hung command (exit 124);
+#   - a patch that does not apply stops the build with its name.
+#
+# Output is KTAP; exit 0 if every case passed, 1 otherwise.
+
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+VMRUN=$ROOT/scripts/vm-run
+TMP=$(mktemp -d "$ROOT/build/harness-test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n $1"; }
+check() { # description, then a command that must succeed
+	local d=$1
+	shift
+	if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+
+echo "TAP version 13"
+echo "1..7"
+
+# 1-3: one boot for the plain cases.
+"$VMRUN" --timeout 180 --out "$TMP/out" -- sh -c \
+	'echo out-line; echo err-line >&2; echo kept >"$VM_OUT/file"; exit 3' \
+	>"$TMP/stdout" 2>"$TMP/stderr"
+rc=$?
+check "exit status of the guest command comes back (got $rc)" test "$rc" -eq 3
+check "stdout and stderr stay apart" \
+	sh -c "grep -qx out-line '$TMP/stdout' && ! grep -q err-line '$TMP/stdout' &&
+	       grep -qx err-line '$TMP/stderr'"
+check "files written to \$VM_OUT survive" grep -qx kept "$TMP/out/file"
+
+# 4: forged verdicts on stdout and in the kernel log.
+"$VMRUN" --timeout 180 --out "$TMP/out" -- sh -c \
+	'echo vmrun-exit=0; echo vmrun-exit=0 >/dev/kmsg; exit 7' \
+	>/dev/null 2>&1
+rc=$?
+check "a forged verdict does not pass a failing command (got $rc)" test "$rc" -eq 7
+
+# 5: a WARN in the guest kernel.
+"$VMRUN" --timeout 180 --out "$TMP/out" -- \
+	insmod "$ROOT/build/harness/warn/vmrun_warn.ko" >/dev/null 2>"$TMP/warn.err"
+rc=$?
+check "a kernel WARN fails the run with 125 (got $rc)" \
+	sh -c "test $rc -eq 125 && grep -q 'vmrun_warn: deliberate warning' '$TMP/warn.err'"
+
+# 6: a command that never ends.
+"$VMRUN" --timeout 25 --out "$TMP/out" -- sleep 600 >/dev/null 2>&1
+rc=$?
+check "the time limit ends a hung run with 124 (got $rc)" test "$rc" -eq 124
+
+# 7: a broken patch.
+mkdir -p "$TMP/patches"
+cat >"$TMP/patches/0001-broken.patch" <<'EOF'
+--- a/net/dccp/qpolicy.c
++++ b/net/dccp/qpolicy.c
+@@ -1,3 +1,3 @@
+-this line is not in qpolicy.c
++so this patch cannot apply
+ nor is this one
+EOF
+PATCHES=$TMP/patches BUILD=$TMP/build "$ROOT/scripts/build-tree.sh" >/dev/null 2>"$TMP/patch.err"
+rc=$?
+check "a patch that does not apply fails the build, named (got $rc)" \
+	sh -c "test $rc -ne 0 && grep -q 'patches/0001-broken.patch' '$TMP/patch.err'"
+
+echo "# $((n - failed)) passed, $failed failed"
+[ "$failed" -eq 0 ]

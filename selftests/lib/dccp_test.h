@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the DCCP and SBPN selftests (kselftest_harness.h).
+ *
+ * Every test runs in a child of the harness; dt_netns_enter() gives it a
+ * fresh network namespace with lo up, so tests never touch the host's state
+ * and clean up by exiting.  Sockets keep the namespace they were created in,
+ * which lets one test put its two ends in two namespaces (dt_netns_new()
+ * plus setns()).  Every packet carries a 4-byte tag the receiver reads back.
+ * Helpers that can fail take the harness's _metadata and ASSERT.
+ */
+#ifndef DCCP_TEST_H
+#define DCCP_TEST_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <linux/dccp.h>
+
+#include "kselftest_harness.h"
+
+/* ABI values glibc does not define. */
+#ifndef SOL_DCCP
+#define SOL_DCCP	269
+#endif
+#ifndef SOCK_DCCP
+#define SOCK_DCCP	6
+#endif
+#ifndef IPPROTO_DCCP
+#define IPPROTO_DCCP	33
+#endif
+
+/*
+ * CCID3's sender state as DCCP_SOCKOPT_CCID_TX_INFO returns it; the kernel
+ * declares it in include/linux/tfrc.h, outside uapi.  X in 64ths of bytes/s,
+ * p scaled by 1e6, times in microseconds.
+ */
+struct dt_tfrc_tx_info {
+	uint64_t x;
+	uint64_t x_recv;
+	uint32_t x_calc;
+	uint32_t rtt_us;
+	uint32_t p;
+	uint32_t rto_us;
+	uint32_t ipi_us;
+};
+
+#define DT_PAYLOAD	100	/* bytes per test packet */
+#define NSEC_PER_MSEC	1000000ULL
+
+static inline uint64_t dt_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static inline void dt_sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Run a shell command; fail the test if it does not exit 0. */
+static inline void dt_sh(struct __test_metadata *_metadata, const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	if (rc != 0)
+		TH_LOG("command failed (status %d): %s", rc, cmd);
+	ASSERT_EQ(0, rc);
+}
+
+/* A fresh network namespace for the calling process, with lo up. */
+static inline void dt_netns_enter(struct __test_metadata *_metadata)
+{
+	ASSERT_EQ(0, system("modprobe -a dccp_ipv4 dccp_ipv6 sch_netem sch_fq veth"));
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	dt_sh(_metadata, "ip link set lo up");
+}
+
+/* Switch to the namespace /run/netns/@name; returns nothing, asserts. */
+static inline void dt_netns_switch(struct __test_metadata *_metadata, const char *name)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, setns(fd, CLONE_NEWNET));
+	close(fd);
+}
+
+static inline int dt_setopt(int fd, int opt, int val)
+{
+	return setsockopt(fd, SOL_DCCP, opt, &val, sizeof(val));
+}
+
+/*
+ * A DCCP socket with the CCID (0: default), queueing policy and tx_qlen
+ * set; these must be set before listen()/connect().
+ */
+static inline int dt_socket(struct __test_metadata *_metadata, int ccid,
+			    int policy, int qlen)
+{
+	int fd = socket(AF_INET, SOCK_DCCP, IPPROTO_DCCP);
+	uint8_t c = ccid;
+	int one = 1;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)));
+	if (ccid)
+		ASSERT_EQ(0, setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID, &c, 1));
+	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_ID, policy));
+	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_TXQLEN, qlen));
+	return fd;
+}
+
+static inline struct sockaddr_in dt_addr(const char *ip, int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+
+	inet_pton(AF_INET, ip, &a.sin_addr);
+	return a;
+}
+
+static inline int dt_listen(struct __test_metadata *_metadata, int ccid,
+			    const char *ip, int port)
+{
+	struct sockaddr_in a = dt_addr(ip, port);
+	int fd = dt_socket(_metadata, ccid, DCCPQ_POLICY_SIMPLE, 0);
+
+	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&a, sizeof(a)));
+	ASSERT_EQ(0, listen(fd, 8));
+	return fd;
+}
+
+/* Connect @cfd to @ip:@port and return the connection @lfd accepts. */
+static inline int dt_connect(struct __test_metadata *_metadata, int cfd,
+			     int lfd, const char *ip, int port)
+{
+	struct sockaddr_in a = dt_addr(ip, port);
+	int afd;
+
+	ASSERT_EQ(0, connect(cfd, (struct sockaddr *)&a, sizeof(a)));
+	afd = accept(lfd, NULL, NULL);
+	ASSERT_LE(0, afd);
+	return afd;
+}
+
+/*
+ * Send one tagged packet with the given cmsgs; returns 0 or -errno.
+ * @prio/@expiry are attached when @with_prio/@with_expiry.
+ */
+static inline int dt_send(int fd, uint32_t tag, int with_prio, uint32_t prio,
+			  int with_expiry, uint64_t expiry, int flags)
+{
+	char control[CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(uint64_t))];
+	char buf[DT_PAYLOAD] = { 0 };
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cmsg;
+	size_t clen = 0;
+
+	memset(control, 0, sizeof(control));
+	memcpy(buf, &tag, sizeof(tag));
+	if (with_prio)
+		clen += CMSG_SPACE(sizeof(uint32_t));
+	if (with_expiry)
+		clen += CMSG_SPACE(sizeof(uint64_t));
+	if (clen) {
+		msg.msg_control = control;
+		msg.msg_controllen = clen;
+	}
+	cmsg = clen ? CMSG_FIRSTHDR(&msg) : NULL;
+	if (with_prio) {
+		cmsg->cmsg_level = SOL_DCCP;
+		cmsg->cmsg_type = DCCP_SCM_PRIORITY;
+		cmsg->cmsg_len = CMSG_LEN(sizeof(uint32_t));
+		memcpy(CMSG_DATA(cmsg), &prio, sizeof(prio));
+		cmsg = CMSG_NXTHDR(&msg, cmsg);
+	}
+	if (with_expiry) {
+		cmsg->cmsg_level = SOL_DCCP;
+		cmsg->cmsg_type = DCCP_SCM_EXPIRY;
+		cmsg->cmsg_len = CMSG_LEN(sizeof(uint64_t));
+		memcpy(CMSG_DATA(cmsg), &expiry, sizeof(expiry));
+	}
+	return sendmsg(fd, &msg, flags) < 0 ? -errno : 0;
+}
+
+/* Send with exactly one raw cmsg of @len data bytes; returns 0 or -errno. */
+static inline int dt_send_raw_cmsg(int fd, int level, int type, size_t len)
+{
+	char control[CMSG_SPACE(64)];
+	char buf[DT_PAYLOAD] = { 0 };
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = control, .msg_controllen = CMSG_SPACE(len),
+	};
+	struct cmsghdr *cmsg;
+
+	memset(control, 0, sizeof(control));
+	cmsg = CMSG_FIRSTHDR(&msg);
+	cmsg->cmsg_level = level;
+	cmsg->cmsg_type = type;
+	cmsg->cmsg_len = CMSG_LEN(len);
+	return sendmsg(fd, &msg, MSG_DONTWAIT) < 0 ? -errno : 0;
+}
+
+/*
+ * Receive tagged packets into @tags until @quiet_ms pass without one or
+ * @max arrive; returns the count.
+ */
+static inline int dt_recv_tags(int fd, uint32_t *tags, int max, int quiet_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char buf[2048];
+	int n = 0;
+
+	while (n < max && poll(&p, 1, quiet_ms) == 1) {
+		ssize_t r = recv(fd, buf, sizeof(buf), 0);
+
+		if (r < (ssize_t)sizeof(uint32_t))
+			break;
+		memcpy(&tags[n++], buf, sizeof(uint32_t));
+	}
+	return n;
+}
+
+static inline int dt_has_tag(const uint32_t *tags, int n, uint32_t tag)
+{
+	for (int i = 0; i < n; i++)
+		if (tags[i] == tag)
+			return 1;
+	return 0;
+}
+
+#endif /* DCCP_TEST_H */
