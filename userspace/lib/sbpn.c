@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sbpn.c - DCCP queueing-policy helpers; see sbpn.h for the contract.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <linux/dccp.h>
+
+#include "config.h"
+#include "sbpn.h"
+
+/*
+ * CCID3 sender state as DCCP_SOCKOPT_CCID_TX_INFO returns it.  The kernel
+ * declares it outside uapi, in include/linux/tfrc.h (6.1); it is ABI because
+ * getsockopt() copies it out unchanged.  X and X_recv are in 64ths of
+ * bytes/s, x_calc in bytes/s, p scaled by 1e6, rtt/rto/ipi in microseconds.
+ */
+struct tfrc_tx_info {
+	__u64 tfrctx_x;
+	__u64 tfrctx_x_recv;
+	__u32 tfrctx_x_calc;
+	__u32 tfrctx_rtt;
+	__u32 tfrctx_p;
+	__u32 tfrctx_rto;
+	__u32 tfrctx_ipi;
+};
+
+static const char *const policy_names[SBPN_POLICY_COUNT] = {
+	[SBPN_POLICY_SIMPLE] = "simple",
+	[SBPN_POLICY_PRIO] = "prio",
+	[SBPN_POLICY_SBPN1] = "sbpn1",
+	[SBPN_POLICY_SBPN2] = "sbpn2",
+	[SBPN_POLICY_SBPN3] = "sbpn3",
+};
+
+/* The kernel's id for each policy; -1 where this build's header lacks it. */
+static int policy_kernel_id(int policy)
+{
+	switch (policy) {
+	case SBPN_POLICY_SIMPLE:
+		return DCCPQ_POLICY_SIMPLE;
+	case SBPN_POLICY_PRIO:
+		return DCCPQ_POLICY_PRIO;
+#ifdef HAVE_DCCPQ_POLICY_SBPN1
+	case SBPN_POLICY_SBPN1:
+		return DCCPQ_POLICY_SBPN1;
+#endif
+#ifdef HAVE_DCCPQ_POLICY_SBPN2
+	case SBPN_POLICY_SBPN2:
+		return DCCPQ_POLICY_SBPN2;
+#endif
+#ifdef HAVE_DCCPQ_POLICY_SBPN3
+	case SBPN_POLICY_SBPN3:
+		return DCCPQ_POLICY_SBPN3;
+#endif
+	default:
+		return -1;
+	}
+}
+
+int sbpn_policy_from_name(const char *name)
+{
+	for (int i = 0; i < SBPN_POLICY_COUNT; i++)
+		if (!strcmp(name, policy_names[i]))
+			return i;
+	return -1;
+}
+
+const char *sbpn_policy_name(int policy)
+{
+	if (policy < 0 || policy >= SBPN_POLICY_COUNT)
+		return "?";
+	return policy_names[policy];
+}
+
+bool sbpn_policy_built(int policy)
+{
+	return policy_kernel_id(policy) >= 0;
+}
+
+unsigned int sbpn_policy_cmsgs(int policy)
+{
+	switch (policy) {
+	case SBPN_POLICY_SIMPLE:
+		return 0;	/* .params = 0: any qpolicy cmsg is EINVAL */
+	case SBPN_POLICY_PRIO:
+		return SBPN_CMSG_PRIORITY;
+	default:
+		return SBPN_CMSG_PRIORITY | SBPN_CMSG_EXPIRY;
+	}
+}
+
+bool sbpn_kernel_has_modules(void)
+{
+	/* Debian's dccp.ko has no MODULE_VERSION; ours has. */
+	return access("/sys/module/dccp/version", F_OK) == 0;
+}
+
+int sbpn_set_policy(int fd, int policy)
+{
+	int id = policy_kernel_id(policy);
+
+	if (id < 0) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_ID, &id, sizeof(id));
+}
+
+int sbpn_set_qlen(int fd, unsigned int qlen)
+{
+	int v = (int)qlen;
+
+	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_TXQLEN, &v, sizeof(v));
+}
+
+int sbpn_get_qlen(int fd, unsigned int *qlen)
+{
+	int v;
+	socklen_t len = sizeof(v);
+
+	if (getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_TXQLEN, &v, &len) < 0)
+		return -1;
+	*qlen = (unsigned int)v;
+	return 0;
+}
+
+int sbpn_set_ccid(int fd, uint8_t ccid)
+{
+	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID, &ccid, sizeof(ccid));
+}
+
+int sbpn_get_tx_ccid(int fd, int *ccid)
+{
+	socklen_t len = sizeof(*ccid);
+
+	return getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_TX_CCID, ccid, &len);
+}
+
+ssize_t sbpn_send(int fd, const void *buf, size_t len, uint32_t prio,
+		  uint64_t expiry_ns, unsigned int cmsgs, int flags)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(uint64_t))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+	size_t used = 0;
+
+#ifndef HAVE_DCCP_SCM_EXPIRY
+	if (cmsgs & SBPN_CMSG_EXPIRY) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	(void)expiry_ns;
+#endif
+	memset(&ctl, 0, sizeof(ctl));
+	if (cmsgs) {
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = sizeof(ctl.buf);
+	}
+	cm = cmsgs ? CMSG_FIRSTHDR(&msg) : NULL;
+	if (cmsgs & SBPN_CMSG_PRIORITY) {
+		cm->cmsg_level = SOL_DCCP;
+		cm->cmsg_type = DCCP_SCM_PRIORITY;
+		cm->cmsg_len = CMSG_LEN(sizeof(uint32_t));
+		memcpy(CMSG_DATA(cm), &prio, sizeof(prio));
+		used += CMSG_SPACE(sizeof(uint32_t));
+		cm = CMSG_NXTHDR(&msg, cm);
+	}
+#ifdef HAVE_DCCP_SCM_EXPIRY
+	if (cmsgs & SBPN_CMSG_EXPIRY) {
+		cm->cmsg_level = SOL_DCCP;
+		cm->cmsg_type = DCCP_SCM_EXPIRY;
+		cm->cmsg_len = CMSG_LEN(sizeof(uint64_t));
+		memcpy(CMSG_DATA(cm), &expiry_ns, sizeof(expiry_ns));
+		used += CMSG_SPACE(sizeof(uint64_t));
+	}
+#endif
+	msg.msg_controllen = used;
+	if (!used)
+		msg.msg_control = NULL;
+	return sendmsg(fd, &msg, flags);
+}
+
+int sbpn_get_qstats(int fd, struct sbpn_qstats *st)
+{
+#if defined(HAVE_DCCP_SOCKOPT_QPOLICY_STATS) && defined(HAVE_STRUCT_DCCP_QPOLICY_STATS)
+	struct dccp_qpolicy_stats k;
+	socklen_t len = sizeof(k);
+
+	memset(&k, 0, sizeof(k));
+	if (getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_STATS, &k, &len) < 0)
+		return -1;
+	st->queued = k.queued;
+	st->sent = k.sent;
+	st->expired = k.expired;
+	st->expired_sent = k.expired_sent;
+	st->evicted = k.evicted;
+	st->refused = k.refused;
+	st->purged = k.purged;
+	st->ccid_err = k.ccid_err;
+	st->qlen = k.qlen;
+	return 0;
+#else
+	(void)fd;
+	memset(st, 0, sizeof(*st));
+	errno = EOPNOTSUPP;
+	return -1;
+#endif
+}
+
+int sbpn_get_tx_info(int fd, struct sbpn_tx_info *ti)
+{
+	struct tfrc_tx_info k;
+	socklen_t len = sizeof(k);
+
+	memset(&k, 0, sizeof(k));
+	if (getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID_TX_INFO, &k, &len) < 0)
+		return -1;
+	ti->x_Bps = k.tfrctx_x / 64.0;
+	ti->x_recv_Bps = k.tfrctx_x_recv / 64.0;
+	ti->x_calc_Bps = k.tfrctx_x_calc;
+	ti->rtt_us = k.tfrctx_rtt;
+	ti->p = k.tfrctx_p / 1e6;
+	ti->rto_us = k.tfrctx_rto;
+	ti->ipi_us = k.tfrctx_ipi;
+	return 0;
+}

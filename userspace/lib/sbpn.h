@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * sbpn.h - one-call helpers for DCCP queueing policies (SBPN and stock).
+ *
+ * The point of this header: "send this buffer with priority P and deadline
+ * D" is one call, sbpn_send(), and the socket options around it (policy,
+ * tx_qlen, CCID, counters, CCID3 state) are one call each.  Every function
+ * returns 0 (or a byte count) on success and -1 with errno set on failure,
+ * like the system calls underneath; nothing prints.
+ *
+ * It builds against the stock 6.1 <linux/dccp.h> and against the project's
+ * patched one: what the header provides is probed at build time into
+ * config.h (HAVE_DCCP_SCM_EXPIRY, HAVE_DCCPQ_POLICY_SBPN1, ...).  Missing
+ * features fail at run time with EOPNOTSUPP.
+ */
+#ifndef SBPN_H
+#define SBPN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Debian's Python and older libcs lack these; they are ABI. */
+#ifndef SOCK_DCCP
+#define SOCK_DCCP 6
+#endif
+#ifndef IPPROTO_DCCP
+#define IPPROTO_DCCP 33
+#endif
+#ifndef SOL_DCCP
+#define SOL_DCCP 269
+#endif
+
+/* Policies by name; the numeric ids are the kernel's DCCPQ_POLICY_*. */
+enum sbpn_policy {
+	SBPN_POLICY_SIMPLE,
+	SBPN_POLICY_PRIO,
+	SBPN_POLICY_SBPN1,
+	SBPN_POLICY_SBPN2,
+	SBPN_POLICY_SBPN3,
+	SBPN_POLICY_COUNT
+};
+
+/* Which control messages sbpn_send() attaches. */
+#define SBPN_CMSG_PRIORITY	0x1	/* DCCP_SCM_PRIORITY, __u32 */
+#define SBPN_CMSG_EXPIRY	0x2	/* DCCP_SCM_EXPIRY, __u64 ns CLOCK_MONOTONIC */
+
+/* The qpolicy counters (DCCP_SOCKOPT_QPOLICY_STATS), packets each. */
+struct sbpn_qstats {
+	uint64_t queued, sent, expired, expired_sent, evicted, refused, purged,
+		 ccid_err;
+	uint64_t qlen;	/* packets queued when the counters were read */
+};
+
+/* CCID3 sender state in plain units (converted from struct tfrc_tx_info). */
+struct sbpn_tx_info {
+	double x_Bps;		/* allowed sending rate X, bytes/s */
+	double x_recv_Bps;	/* receive rate reported by the receiver, bytes/s */
+	uint32_t x_calc_Bps;	/* throughput equation result, bytes/s */
+	uint32_t rtt_us;
+	double p;		/* loss event rate, 0..1 */
+	uint32_t rto_us;
+	uint32_t ipi_us;	/* inter-packet interval */
+};
+
+/*
+ * Map a policy name ("simple", "prio", "sbpn1", ...) to enum sbpn_policy;
+ * -1 if the name is unknown.
+ */
+int sbpn_policy_from_name(const char *name);
+const char *sbpn_policy_name(int policy);
+/* Whether this build's header defines the policy's kernel constant. */
+bool sbpn_policy_built(int policy);
+/* The SBPN_CMSG_* set a policy accepts (sending others gives EINVAL). */
+unsigned int sbpn_policy_cmsgs(int policy);
+/* Whether the running kernel has the project's DCCP modules loaded. */
+bool sbpn_kernel_has_modules(void);
+
+/*
+ * Socket setup.  sbpn_set_policy only works while the socket is CLOSED
+ * (before connect/listen); EOPNOTSUPP when this build does not know the
+ * policy.  sbpn_set_ccid sets the preference for both half-connections.
+ */
+int sbpn_set_policy(int fd, int policy);
+int sbpn_set_qlen(int fd, unsigned int qlen);
+int sbpn_get_qlen(int fd, unsigned int *qlen);
+int sbpn_set_ccid(int fd, uint8_t ccid);
+int sbpn_get_tx_ccid(int fd, int *ccid);
+
+/*
+ * Send one datagram.  cmsgs (SBPN_CMSG_*) says which of prio and
+ * expiry_ns (absolute, CLOCK_MONOTONIC) are attached.  flags go to
+ * sendmsg() (MSG_DONTWAIT: a full queue gives EAGAIN instead of waiting).
+ */
+ssize_t sbpn_send(int fd, const void *buf, size_t len, uint32_t prio,
+		  uint64_t expiry_ns, unsigned int cmsgs, int flags);
+
+/* Counters; EOPNOTSUPP/ENOPROTOOPT when the build/kernel lacks them. */
+int sbpn_get_qstats(int fd, struct sbpn_qstats *st);
+/* CCID3 sender state; ENOPROTOOPT under CCID 2. */
+int sbpn_get_tx_info(int fd, struct sbpn_tx_info *ti);
+
+#endif /* SBPN_H */

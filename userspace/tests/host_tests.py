@@ -1,0 +1,482 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host tests of sbpn-send/sbpn-recv/pcap2trace (no DCCP needed).
+
+Prints KTAP; exit 1 if any test failed.  Covers: the Ekiga model's
+statistics from --dry-run records (rates, sizes, packetization, call
+pattern, coincidence order, seed determinism, built-in defaults == the
+model file), CBR sizes, trace and model parsing (good and bad files; errors
+must name file, line and field), the record format round trip over UDP and
+TCP on loopback, SIGINT handling, usage errors and pcap2trace.
+"""
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+US = os.path.dirname(HERE)
+ROOT = os.path.dirname(US)
+SEND, RECV = f"{US}/bin/sbpn-send", f"{US}/bin/sbpn-recv"
+PCAP2TRACE = f"{ROOT}/scripts/pcap2trace.py"
+sys.path.insert(0, HERE)
+import records  # noqa: E402
+
+TMP = tempfile.mkdtemp(prefix="sbpn-tests.")
+results = []
+
+
+def test(fn):
+    results.append(fn)
+    return fn
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, timeout=120, **kw)
+
+
+_dry = {}
+
+
+def dry(*extra):
+    """--dry-run records for these flags (cached): Records, start_ns."""
+    key = tuple(extra)
+    if key not in _dry:
+        out = f"{TMP}/dry{len(_dry)}.tsv"
+        p = run([SEND, "--dry-run", "--out", out, "--flow", "t", *extra])
+        assert p.returncode == 0, f"sbpn-send {' '.join(extra)}: rc {p.returncode}: {p.stderr}"
+        r = records.read(out)
+        _dry[key] = r
+    return _dry[key]
+
+
+def rel(r, x):
+    return int(x["planned_ns"]) - int(r.meta["start_ns"])
+
+
+def frames(r):
+    """Video frames: {planned offset: [piece sizes in order]}."""
+    f = {}
+    for x in r.rows:
+        if x["class"] == "video":
+            f.setdefault(rel(r, x), []).append(int(x["size"]))
+    return f
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+# ---- the Ekiga model ------------------------------------------------------
+
+@test
+def ekiga_audio_every_20ms_214_bytes():
+    r = dry("--duration", "60")
+    a = [x for x in r.rows if x["class"] == "audio"]
+    check(len(a) == 3000, f"{len(a)} audio packets in 60 s, want 3000")
+    check({x["size"] for x in a} == {"214"}, "audio sizes not all 214")
+    t = sorted(rel(r, x) for x in a)
+    check(t == [k * 20_000_000 for k in range(3000)], "audio not exactly every 20 ms from 0")
+    check({x["prio"] for x in a} == {"2"}, "audio priority not 2")
+
+
+@test
+def ekiga_video_10fps_packetization():
+    r = dry("--duration", "60")
+    f = frames(r)
+    check(sorted(f) == [k * 100_000_000 for k in range(600)], "video frames not every 100 ms")
+    for t, pieces in f.items():
+        check(all(p == 1026 for p in pieces[:-1]), f"frame at {t}: non-final piece != 1026: {pieces}")
+        check(32 <= pieces[-1] <= 1026, f"frame at {t}: last piece {pieces[-1]} outside 32..1026")
+    check({x["prio"] for x in r.rows if x["class"] == "video"} == {"1"}, "video priority not 1")
+    # seq is schedule order, planned times never go back
+    seqs = [int(x["seq"]) for x in r.rows]
+    check(seqs == list(range(len(seqs))), "seq not 0..N-1")
+    times = [rel(r, x) for x in r.rows]
+    check(times == sorted(times), "planned times go backwards")
+
+
+@test
+def ekiga_call_pattern_frame_sizes():
+    # 600 s = 30 patterns: 4500 motion frames, 1500 still frames
+    r = dry("--duration", "600", "--seed", "3")
+    motion, still = [], []
+    for t, pieces in frames(r).items():
+        (still if 10e9 <= t % 20e9 < 15e9 else motion).append(sum(pieces))
+    check(len(motion) == 4500 and len(still) == 1500, f"frames {len(motion)}/{len(still)}")
+    mm, ms = statistics.mean(motion), statistics.pstdev(motion)
+    sm, ss = statistics.mean(still), statistics.pstdev(still)
+    # 4 standard errors; padding of short last pieces adds < 1 byte on average
+    check(abs(mm - 4450) < 4 * 1000 / 4500 ** 0.5 + 2, f"motion mean {mm:.1f}, want 4450")
+    check(abs(ms - 1000) < 50, f"motion sd {ms:.1f}, want 1000")
+    check(abs(sm - 1075) < 4 * 475 / 1500 ** 0.5 + 5, f"still mean {sm:.1f}, want 1075")
+    check(abs(ss - 475) < 35, f"still sd {ss:.1f}, want ~475 (clamped at 32)")
+    check(min(still) >= 32, "a frame below the 32-byte clamp")
+
+
+@test
+def ekiga_rates_and_stats_mode():
+    r = dry("--duration", "60")
+    by = {"audio": 0, "video": 0}
+    for x in r.rows:
+        by[x["class"]] += int(x["size"])
+    audio_kbps, video_kbps = by["audio"] * 8 / 60 / 1000, by["video"] * 8 / 60 / 1000
+    check(abs(audio_kbps - 85.6) < 0.01, f"audio payload {audio_kbps:.2f} kbit/s, want 85.6")
+    check(abs(video_kbps - 289) < 289 * 0.04, f"video payload {video_kbps:.1f} kbit/s, want ~289")
+    p = run([SEND, "--stats", "--duration", "60"])
+    check(p.returncode == 0, f"--stats rc {p.returncode}")
+    tot = re.search(r"^total\s+(\d+)\s+\S+\s+\S+\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)", p.stdout, re.M)
+    check(tot, f"no total line in --stats output:\n{p.stdout}")
+    n = len(r.rows)
+    check(int(tot.group(1)) == n, f"--stats packets {tot.group(1)} != dry-run {n}")
+    pay = float(tot.group(2))
+    check(abs(pay - (audio_kbps + video_kbps)) < 0.1, f"--stats payload {pay} != records")
+    eth = float(tot.group(5))    # payload + DCCP 16 + IPv4 20 + Ethernet 14
+    want = pay + n * 50 * 8 / 60 / 1000
+    check(abs(eth - want) < 0.1, f"--stats +Ethernet {eth}, want {want:.1f}")
+
+
+@test
+def ekiga_coincident_order_is_random():
+    r = dry("--duration", "60")
+    first = {}
+    for x in r.rows:
+        first.setdefault(rel(r, x), x["class"])
+    audio_first = sum(1 for t, c in first.items() if t % 100_000_000 == 0 and c == "audio")
+    check(150 < audio_first < 450, f"audio first at {audio_first} of 600 coincidences")
+
+
+@test
+def ekiga_seed_determinism():
+    def key(r):
+        return [(x["class"], x["size"], x["prio"], rel(r, x), int(x["expiry_ns"]) - int(x["planned_ns"]))
+                for x in r.rows]
+    a, b, c = dry("--seed", "42", "--duration", "20"), dry("--seed", "42", "--duration", "20", "--flow-id", "1"), \
+        dry("--seed", "43", "--duration", "20")
+    check(key(a) == key(b), "same seed gave different schedules")
+    check(key(a) != key(c), "different seeds gave the same schedule")
+    check(a.meta["seed"] == "42", "seed metadata")
+
+
+@test
+def ekiga_builtin_defaults_equal_model_file():
+    def key(r):
+        return [(x["class"], x["size"], x["prio"], rel(r, x)) for x in r.rows]
+    a = dry("--duration", "60")
+    b = dry("--duration", "60", "--model", f"{US}/models/ekiga.model")
+    check(key(a) == key(b), "models/ekiga.model differs from the built-in defaults")
+    check(b.meta["model"].endswith("ekiga.model") and a.meta["model"] == "builtin", "model metadata")
+
+
+@test
+def ekiga_silence_suppression_and_lifetime():
+    r = dry("--duration", "60", "--silence-suppression", "--lifetime-ms", "150")
+    a = [rel(r, x) for x in r.rows if x["class"] == "audio"]
+    check(len(a) == 2250, f"{len(a)} audio packets with silence suppression, want 2250")
+    check(not any(10e9 <= t % 20e9 < 15e9 for t in a), "audio during a quiet phase")
+    check(all(int(x["expiry_ns"]) - int(x["planned_ns"]) == 150_000_000 for x in r.rows),
+          "expiry != planned + 150 ms")
+    z = dry("--duration", "2", "--lifetime-ms", "0")
+    check(all(x["expiry_ns"] == "0" for x in z.rows), "--lifetime-ms 0 must give expiry 0")
+    check(all(x["result"] == "dry" and x["sent_ns"] == "0" for x in r.rows), "dry-run result/sent_ns")
+
+
+@test
+def cbr_payload_per_transport():
+    want = {"dccp": 44, "udp": 52, "tcp": 32}
+    for tr, size in want.items():
+        r = dry("--source", "cbr", "--model", f"{US}/models/cbr.model", "--transport", tr,
+                "--duration", "10")
+        sizes = {int(x["size"]) for x in r.rows}
+        check(sizes == {size}, f"cbr over {tr}: sizes {sizes}, want {size}")
+        t = [rel(r, x) for x in r.rows]
+        check(t == [k * 20_000_000 for k in range(500)], f"cbr over {tr}: not every 20 ms")
+
+
+# ---- traces and model files ------------------------------------------------
+
+@test
+def trace_good_file():
+    r = dry("--source", "trace", "--trace", f"{HERE}/data/good.trace")
+    got = [(rel(r, x), x["class"], x["size"], x["prio"],
+            int(x["expiry_ns"]) - int(x["planned_ns"]) if x["expiry_ns"] != "0" else 0)
+           for x in r.rows]
+    want = [(0, "audio", "214", "2", 200_000_000), (0, "video", "1026", "1", 150_000_000),
+            (0, "video", "300", "5", 200_000_000), (20_000_000, "audio", "214", "2", 0),
+            (20_000_000, "data", "32", "0", 200_000_000), (100_000_000, "video", "700", "1", 200_500_000),
+            (120_000_000, "audio", "214", "9", 200_000_000)]
+    check(got == want, f"trace parsed as {got}")
+    check(r.meta["source"] == "trace" and r.meta["trace"].endswith("good.trace"), "trace metadata")
+
+
+BAD_TRACES = [
+    ("0.0 214 audio - -\n", 1, None, "sbpn-trace 1"),
+    ("# sbpn-trace 2\n", 1, None, "version 2"),
+    ("# sbpn-trace 1\nabc 214 audio - -\n", 2, "time", None),
+    ("# sbpn-trace 1\n0.5 214 audio - -\n0.4 214 audio - -\n", 3, "time", "backwards"),
+    ("# sbpn-trace 1\n0 0 audio - -\n", 2, "size", None),
+    ("# sbpn-trace 1\n0 70000 audio - -\n", 2, "size", None),
+    ("# sbpn-trace 1\n0 214 voice - -\n", 2, "class", None),
+    ("# sbpn-trace 1\n0 214 audio -3 -\n", 2, "prio", None),
+    ("# sbpn-trace 1\n\n0 214 audio - soon\n", 3, "lifetime", None),
+    ("# sbpn-trace 1\n0 214 audio -\n", 2, None, "5 fields"),
+]
+
+
+@test
+def trace_bad_files_name_file_line_field():
+    for i, (text, line, field, words) in enumerate(BAD_TRACES):
+        path = f"{TMP}/bad{i}.trace"
+        with open(path, "w") as f:
+            f.write(text)
+        p = run([SEND, "--dry-run", "--out", f"{TMP}/x.tsv", "--flow", "t", "--source", "trace",
+                 "--trace", path])
+        check(p.returncode == 2, f"bad trace {i}: rc {p.returncode}, want 2")
+        check(f"{path}:{line}:" in p.stderr, f"bad trace {i}: no '{path}:{line}:' in {p.stderr!r}")
+        if field:
+            check(f"field '{field}'" in p.stderr, f"bad trace {i}: field {field} not named: {p.stderr!r}")
+        if words:
+            check(words in p.stderr, f"bad trace {i}: {words!r} not in {p.stderr!r}")
+
+
+BAD_MODELS = [
+    ("audio_payload = 214\nvideo_fps = ten\n", 2, "video_fps"),
+    ("# c\nfoo = 1\n", 2, "foo"),
+    ("audio_payload = 10\n", 1, "audio_payload"),
+    ("pattern = active:10 loud:5\n", 1, "pattern"),
+    ("silence_suppression = maybe\n", 1, "silence_suppression"),
+]
+
+
+@test
+def model_bad_files_name_file_line_field():
+    for i, (text, line, field) in enumerate(BAD_MODELS):
+        path = f"{TMP}/bad{i}.model"
+        with open(path, "w") as f:
+            f.write(text)
+        p = run([SEND, "--stats", "--model", path])
+        check(p.returncode == 2, f"bad model {i}: rc {p.returncode}")
+        check(f"{path}:{line}: field '{field}'" in p.stderr, f"bad model {i}: {p.stderr!r}")
+    p = run([SEND, "--stats", "--model", f"{TMP}/missing.model"])
+    check(p.returncode == 2 and "missing.model" in p.stderr, "missing model file")
+
+
+# ---- records over real sockets ----------------------------------------------
+
+def transfer(tr, port, duration="2"):
+    s, rv = f"{TMP}/{tr}.send.tsv", f"{TMP}/{tr}.recv.tsv"
+    ready = f"{TMP}/{tr}.ready"
+    rp = subprocess.Popen([RECV, "--transport", tr, "--listen", f"127.0.0.1:{port}", "--out", rv,
+                           "--flow", tr, "--ready-file", ready, "--idle-timeout-ms", "3000"],
+                          stderr=subprocess.PIPE, text=True)
+    for _ in range(100):
+        if os.path.exists(ready):
+            break
+        time.sleep(0.05)
+    p = run([SEND, "--transport", tr, "--to", f"127.0.0.1:{port}", "--out", s, "--flow", tr,
+             "--duration", duration, "--linger-ms", "100"])
+    rp.wait(timeout=30)
+    check(p.returncode == 0, f"sender rc {p.returncode}: {p.stderr}")
+    check(rp.returncode == 0, f"receiver rc {rp.returncode}: {rp.stderr.read()}")
+    a = run([sys.executable, f"{HERE}/account.py", s, rv, "--no-loss"])
+    check(a.returncode == 0, f"account: {a.stdout}")
+    return records.read(s), records.read(rv)
+
+
+REQUIRED = ["role", "flow", "transport", "tool", "kernel", "clock", "start_ns"]
+
+
+@test
+def records_round_trip_udp():
+    s, r = transfer("udp", 47311)
+    for f, role in ((s, "send"), (r, "recv")):
+        for k in REQUIRED:
+            check(k in f.meta, f"{role}: metadata {k} missing")
+        check(f.meta["role"] == role and f.meta["clock"] == "CLOCK_MONOTONIC", f"{role} metadata")
+    for k in ["policy", "ccid", "tx_qlen", "source", "seed", "model", "lifetime_ns"]:
+        check(k in s.meta, f"send metadata {k} missing")
+    check(s.columns == records.SEND_COLUMNS and r.columns == records.RECV_COLUMNS, "columns")
+    check(r.trailer.get("end") == "marker", f"udp receiver ended by {r.trailer.get('end')}")
+    check(int(r.trailer["on_time"]) == len(r.rows), "loopback packets not all on time")
+    for x in s.rows:
+        check(int(x["sent_ns"]) >= int(x["planned_ns"]), "sent before planned")
+    for k in ("lateness_p50_ns", "lateness_p99_ns", "lateness_max_ns"):
+        check(int(s.trailer[k]) >= 0, f"{k} missing/negative")
+
+
+@test
+def records_round_trip_tcp():
+    s, r = transfer("tcp", 47312)
+    check(r.trailer.get("end") == "close", f"tcp receiver ended by {r.trailer.get('end')}")
+
+
+@test
+def records_reader_refuses_other_versions():
+    path = f"{TMP}/v2.tsv"
+    with open(path, "w") as f:
+        f.write("# sbpn-records 2\n# role: send\nseq\n")
+    try:
+        records.read(path)
+    except ValueError as e:
+        check("sbpn-records 2" in str(e), f"error does not say the version: {e}")
+        return
+    raise AssertionError("version 2 accepted")
+
+
+@test
+def sender_sigint_partial_records():
+    out = f"{TMP}/int.send.tsv"
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", 47313))
+    p = subprocess.Popen([SEND, "--transport", "udp", "--to", "127.0.0.1:47313", "--out", out,
+                          "--flow", "i", "--duration", "30"], stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    p.wait(timeout=10)
+    sock.close()
+    r = records.read(out)
+    check(p.returncode == 1, f"rc {p.returncode} after SIGINT, want 1")
+    check(not r.complete and r.trailer.get("interrupted") == "INT", f"trailer {r.trailer}")
+    check(20 < len(r.rows) < 400, f"{len(r.rows)} rows after 1 s")
+
+
+@test
+def receiver_sigterm_partial_records():
+    out, ready = f"{TMP}/term.recv.tsv", f"{TMP}/term.ready"
+    rp = subprocess.Popen([RECV, "--transport", "udp", "--listen", "127.0.0.1:47314", "--out", out,
+                           "--ready-file", ready], stderr=subprocess.PIPE, text=True)
+    for _ in range(100):
+        if os.path.exists(ready):
+            break
+        time.sleep(0.05)
+    sp = subprocess.Popen([SEND, "--transport", "udp", "--to", "127.0.0.1:47314", "--out",
+                           f"{TMP}/term.send.tsv", "--flow", "t", "--duration", "30"],
+                          stderr=subprocess.PIPE)
+    time.sleep(1.0)
+    rp.send_signal(signal.SIGTERM)
+    rp.wait(timeout=10)
+    sp.send_signal(signal.SIGTERM)
+    sp.wait(timeout=10)
+    r = records.read(out)
+    check(rp.returncode == 1, f"receiver rc {rp.returncode} after SIGTERM")
+    check(not r.complete and r.trailer.get("interrupted") == "TERM", f"trailer {r.trailer}")
+    check(len(r.rows) > 20, f"only {len(r.rows)} rows kept")
+
+
+# ---- command line ----------------------------------------------------------
+
+@test
+def cli_help_and_usage_errors():
+    h = run([SEND, "--help"])
+    check(h.returncode == 0, "send --help rc")
+    for flag in ["--transport", "--to", "--out", "--flow", "--source", "--model", "--trace",
+                 "--duration", "--seed", "--policy", "--ccid", "--tx-qlen", "--lifetime-ms",
+                 "--silence-suppression", "--cc-log", "--cc-interval-ms", "--dry-run", "--stats"]:
+        check(flag in h.stdout, f"sbpn-send --help lacks {flag}")
+    h = run([RECV, "--help"])
+    for flag in ["--transport", "--listen", "--out", "--flow", "--ccid", "--idle-timeout-ms"]:
+        check(flag in h.stdout, f"sbpn-recv --help lacks {flag}")
+    for args in (["--bogus"], ["--policy", "fifo", "--dry-run", "--out", "x", "--flow", "f"],
+                 ["--ccid", "4"], ["--transport", "sctp"], ["--dry-run", "--flow", "f"],
+                 ["--transport", "udp", "--policy", "prio", "--dry-run", "--out", "x", "--flow", "f"]):
+        p = run([SEND, *args])
+        check(p.returncode == 2, f"sbpn-send {args}: rc {p.returncode}, want 2")
+    p = run([RECV, "--listen", "nonsense", "--out", f"{TMP}/r.tsv"])
+    check(p.returncode == 2, f"sbpn-recv bad --listen: rc {p.returncode}")
+
+
+@test
+def sbpn_policy_needs_patched_header():
+    with open(f"{US}/build/config.h") as f:
+        have = "#define HAVE_DCCPQ_POLICY_SBPN1 1" in f.read()
+    p = run([SEND, "--dry-run", "--out", f"{TMP}/s.tsv", "--flow", "f", "--policy", "sbpn1",
+             "--duration", "1"])
+    if have:
+        r = records.read(f"{TMP}/s.tsv")
+        check(p.returncode == 0 and r.meta["expiry_cmsg"] == "1", "sbpn1 dry-run")
+    else:
+        check(p.returncode == 2 and "without the SBPN policies" in p.stderr,
+              f"sbpn1 without header: rc {p.returncode}: {p.stderr}")
+
+
+# ---- pcap2trace -------------------------------------------------------------
+
+def udp_frame(src, dst, sport, dport, payload_len):
+    udp = struct.pack("!HHHH", sport, dport, 8 + payload_len, 0) + bytes(payload_len)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
+                     socket.inet_aton(src), socket.inet_aton(dst)) + udp
+    return b"\x00" * 12 + b"\x08\x00" + ip
+
+
+def write_pcap(path, pkts, nano=False):
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B23C4D if nano else 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for t, frame in pkts:
+            sec, frac = int(t), round((t - int(t)) * (1e9 if nano else 1e6))
+            f.write(struct.pack("<IIII", sec, frac, len(frame), len(frame)) + frame)
+
+
+@test
+def pcap2trace_classifies_and_feeds_sbpn_send():
+    pcap, trace = f"{TMP}/call.pcap", f"{TMP}/call.trace"
+    pkts = []
+    for k in range(50):
+        t = 1000.0 + k * 0.02
+        pkts.append((t, udp_frame("10.0.0.1", "10.0.0.2", 5000, 5000, 172)))      # audio port
+        if k % 5 == 0:
+            pkts.append((t, udp_frame("10.0.0.1", "10.0.0.2", 5002, 5002, 984)))  # video port
+            pkts.append((t, udp_frame("10.0.0.1", "10.0.0.2", 6000, 6000, 400)))  # by size
+        pkts.append((t + 0.001, udp_frame("10.0.0.2", "10.0.0.1", 5000, 5000, 172)))  # other way
+    write_pcap(pcap, pkts)
+    p = run([sys.executable, PCAP2TRACE, pcap, "-o", trace, "--src", "10.0.0.1",
+             "--audio-port", "5000", "--video-port", "5002", "--video-size", "300-1500"])
+    check(p.returncode == 0, f"pcap2trace rc {p.returncode}: {p.stderr}")
+    r = dry("--source", "trace", "--trace", trace)
+    cls = [x["class"] for x in r.rows]
+    check(cls.count("audio") == 50 and cls.count("video") == 20, f"classes {cls.count('audio')}/{cls.count('video')}")
+    check({int(x["size"]) for x in r.rows} == {172, 984, 400}, "UDP payload sizes")
+    check(rel(r, r.rows[-1]) == 980_000_000, f"last packet at {rel(r, r.rows[-1])}")
+    p = run([sys.executable, PCAP2TRACE, pcap, "--src", "10.0.0.1", "--audio-port", "5000",
+             "--size", "frame"])
+    check(p.returncode == 0 and "\t214\taudio" in p.stdout, "--size frame: 172 + 8 + 20 + 14 = 214")
+    bad = f"{TMP}/bad.pcap"
+    with open(bad, "wb") as f:
+        f.write(open(pcap, "rb").read()[:100])
+    p = run([sys.executable, PCAP2TRACE, bad])
+    check(p.returncode == 2 and "truncated" in p.stderr, f"truncated pcap: {p.returncode} {p.stderr}")
+    with open(bad, "wb") as f:
+        f.write(b"\x0a\x0d\x0d\x0a" + bytes(40))
+    p = run([sys.executable, PCAP2TRACE, bad])
+    check(p.returncode == 2 and "pcapng" in p.stderr, f"pcapng: {p.stderr}")
+
+
+def main():
+    if not (os.access(SEND, os.X_OK) and os.access(RECV, os.X_OK)):
+        print("TAP version 13\n1..0 # SKIP not built")
+        return 4
+    print("TAP version 13")
+    print(f"1..{len(results)}")
+    failed = 0
+    for i, fn in enumerate(results, 1):
+        try:
+            fn()
+            print(f"ok {i} {fn.__name__}")
+        except Exception as e:  # noqa: BLE001 - report any failure as not ok
+            failed += 1
+            for line in str(e).splitlines() or [repr(e)]:
+                print(f"# {line}")
+            print(f"not ok {i} {fn.__name__}")
+    shutil.rmtree(TMP, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

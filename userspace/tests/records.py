@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Reader for the per-packet record files (Documentation/records.rst, v1).
+
+Used by the userspace tests only; the analysis in scripts/ has its own.
+read(path) -> Records(meta, columns, rows, trailer); rows are dicts of
+strings.  A file of another format version is refused with the version
+found; malformed lines raise ValueError naming the file and line.
+"""
+import sys
+
+FORMAT = "# sbpn-records 1"
+SEND_COLUMNS = ["seq", "class", "size", "prio", "planned_ns", "sent_ns",
+                "expiry_ns", "result"]
+RECV_COLUMNS = ["seq", "class", "size", "sent_ns", "recv_ns"]
+
+
+class Records:
+    def __init__(self, meta, columns, rows, trailer):
+        self.meta, self.columns, self.rows, self.trailer = meta, columns, rows, trailer
+
+    @property
+    def complete(self):
+        return self.trailer.get("complete") == "1"
+
+
+def _kv(path, n, line):
+    body = line[1:].strip()
+    if ": " not in body and not body.endswith(":"):
+        raise ValueError(f"{path}:{n}: expected '# key: value', got {line!r}")
+    k, _, v = body.partition(":")
+    return k.strip(), v.strip()
+
+
+def read(path, magic=FORMAT):
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if not lines or lines[0] != magic:
+        found = lines[0] if lines else "(empty file)"
+        raise ValueError(f"{path}:1: expected {magic!r}, found {found!r}")
+    meta, trailer, rows, columns = {}, {}, [], None
+    for n, line in enumerate(lines[1:], start=2):
+        if line.startswith("#"):
+            k, v = _kv(path, n, line)
+            (meta if columns is None else trailer)[k] = v
+            continue
+        if columns is None:
+            columns = line.split("\t")
+            continue
+        if trailer:
+            raise ValueError(f"{path}:{n}: record after the trailer")
+        fields = line.split("\t")
+        if len(fields) != len(columns):
+            raise ValueError(f"{path}:{n}: {len(fields)} fields, header has {len(columns)}")
+        rows.append(dict(zip(columns, fields)))
+    if columns is None:
+        raise ValueError(f"{path}: no column header")
+    return Records(meta, columns, rows, trailer)
+
+
+if __name__ == "__main__":
+    r = read(sys.argv[1])
+    print(f"{len(r.rows)} rows, complete={r.complete}, meta={r.meta}")
