@@ -1,0 +1,25 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run inside the VM by scripts/check.sh: every in-guest test suite in one
+# boot.  Each suite's KTAP output goes to $VM_OUT/<suite>.log (and to stdout
+# as it runs), its exit status to $VM_OUT/<suite>.rc; check.sh counts the
+# results.  Suites run one after another: they share the guest's CPUs.
+
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${VM_OUT:?run this in the VM (scripts/vm-run)}
+cd "$ROOT"
+
+SUITES=(
+	"kselftests:make --no-print-directory -C selftests run_tests"
+	"traffic:userspace/tests/vm_transfer.sh"
+)
+
+for s in "${SUITES[@]}"; do
+	name=${s%%:*}
+	cmd=${s#*:}
+	echo "== $name (in the VM): $cmd"
+	$cmd 2>&1 | tee "$OUT/$name.log"
+	echo "${PIPESTATUS[0]}" >"$OUT/$name.rc"
+done
