@@ -12,12 +12,12 @@
 # test.  Ours carry a "version" modinfo field (/sys/module/dccp/version);
 # Debian's have none.
 #
-# Linux 6.1 cannot unload dccp_ipv4 or dccp_ipv6 once they are loaded, stock
-# or ours: the control socket each creates in the initial network namespace
-# holds references on its own module, and that namespace never goes away.
-# So `load` must run before anything used DCCP (right after boot), and
-# `unload` can only remove dccp_diag; a reboot brings the stock modules back
-# (nothing is installed on disk).  Both say so instead of half-swapping.
+# Debian's dccp_ipv4 and dccp_ipv6 cannot be unloaded once loaded: the
+# control socket each creates in the initial network namespace holds
+# references on its own module, and that namespace never goes away (patch
+# 0001 of our series fixes this for ours).  So `load` must run before
+# anything used the stock DCCP (right after boot); `unload` removes ours and
+# loads the stock modules again.  Both say so instead of half-swapping.
 
 set -euo pipefail
 

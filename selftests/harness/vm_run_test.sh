@@ -11,7 +11,9 @@
 #     a failing command into a pass;
 #   - a kernel WARN in the guest fails the run (exit 125);
 #   - the time limit ends a hung command (exit 124);
-#   - a patch that does not apply stops the build with its name.
+#   - a patch that does not apply stops the build with its name;
+#   - scripts/modules.sh (make load / make unload) swaps the stock DCCP
+#     modules for ours and back, in a freshly booted guest.
 #
 # Output is KTAP; exit 0 if every case passed, 1 otherwise.
 
@@ -33,7 +35,7 @@ check() { # description, then a command that must succeed
 }
 
 echo "TAP version 13"
-echo "1..7"
+echo "1..8"
 
 # 1-3: one boot for the plain cases.
 "$VMRUN" --timeout 180 --out "$TMP/out" -- sh -c \
@@ -79,6 +81,17 @@ PATCHES=$TMP/patches BUILD=$TMP/build "$ROOT/scripts/build-tree.sh" >/dev/null 2
 rc=$?
 check "a patch that does not apply fails the build, named (got $rc)" \
 	sh -c "test $rc -ne 0 && grep -q 'patches/0001-broken.patch' '$TMP/patch.err'"
+
+# 8: make load / make unload on a running 6.1 kernel (a fresh guest, where
+# nothing has used DCCP yet).
+"$VMRUN" --timeout 180 --out "$TMP/out" -- sh -c \
+	"$ROOT/scripts/modules.sh load $ROOT/build/modules && $ROOT/scripts/modules.sh unload" \
+	>"$TMP/swap.out" 2>"$TMP/swap.err"
+rc=$?
+sed 's/^/# /' "$TMP/swap.out"
+check "modules.sh loads ours and restores the stock modules (got $rc)" \
+	sh -c "test $rc -eq 0 && test \$(grep -c ': ours, version' '$TMP/swap.out') -eq 4 &&
+	       test \$(grep -c ': stock\$' '$TMP/swap.out') -eq 4"
 
 echo "# $((n - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]
