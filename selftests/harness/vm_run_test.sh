@@ -13,7 +13,8 @@
 #   - the time limit ends a hung command (exit 124);
 #   - a patch that does not apply stops the build with its name;
 #   - scripts/modules.sh (make load / make unload) swaps the stock DCCP
-#     modules for ours and back, in a freshly booted guest.
+#     modules for ours and back, in a freshly booted guest; there, with the
+#     stock modules back, sbpn-send asked for an SBPN policy says why not.
 #
 # Output is KTAP; exit 0 if every case passed, 1 otherwise.
 
@@ -35,7 +36,7 @@ check() { # description, then a command that must succeed
 }
 
 echo "TAP version 13"
-echo "1..8"
+echo "1..9"
 
 # 1-3: one boot for the plain cases.
 "$VMRUN" --timeout 180 --out "$TMP/out" -- sh -c \
@@ -85,13 +86,20 @@ check "a patch that does not apply fails the build, named (got $rc)" \
 # 8: make load / make unload on a running 6.1 kernel (a fresh guest, where
 # nothing has used DCCP yet).
 "$VMRUN" --timeout 180 --out "$TMP/out" -- sh -c \
-	"$ROOT/scripts/modules.sh load $ROOT/build/modules && $ROOT/scripts/modules.sh unload" \
+	"$ROOT/scripts/modules.sh load $ROOT/build/modules && $ROOT/scripts/modules.sh unload &&
+	 { $ROOT/userspace/bin/sbpn-send --to 127.0.0.1:9 --policy sbpn1 --flow x \
+		--out /dev/null --duration 1 2>\$VM_OUT/stock.err; echo \$? >\$VM_OUT/stock.rc; }" \
 	>"$TMP/swap.out" 2>"$TMP/swap.err"
 rc=$?
 sed 's/^/# /' "$TMP/swap.out"
 check "modules.sh loads ours and restores the stock modules (got $rc)" \
 	sh -c "test $rc -eq 0 && test \$(grep -c ': ours, version' '$TMP/swap.out') -eq 4 &&
 	       test \$(grep -c ': stock\$' '$TMP/swap.out') -eq 4"
+
+sed 's/^/# /' "$TMP/out/stock.err" 2>/dev/null
+check "on stock modules, sbpn-send --policy sbpn1 fails and says why" \
+	sh -c "test \"\$(cat '$TMP/out/stock.rc')\" = 1 &&
+	       grep -q 'does not have the SBPN policies (stock modules' '$TMP/out/stock.err'"
 
 echo "# $((n - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]
