@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Closing SBPN sockets with long queues frees every packet and every
+ * per-priority band, and then the DCCP modules can be unloaded (which
+ * patch 0001 makes possible) and are loaded again for whatever runs next.
+ *
+ * A worker process, in a namespace of its own with 1 s of RTT on lo, fills
+ * one queue per SBPN policy behind a full CCID 2 window: N_PKT packets over
+ * 2 * N_PRIO priorities, half of them already expired (SBPN3 keeps those in
+ * its pool).
+ * The test reads the skbuff_head_cache and kmalloc-128 (bands) slab usage
+ * before, while the queues are full (so a leak would be plain to see) and
+ * after the worker closed everything and exited; after must be back near
+ * before.  Run last: it unloads the modules.
+ */
+#include "sbpn_test.h"
+
+#define N_PKT	1000
+#define N_PRIO	150
+#define SLACK	200	/* objects: caches on other CPUs, other traffic */
+
+static const char * const caches[] = { "skbuff_head_cache", "kmalloc-128" };
+
+FIXTURE(close) {
+};
+
+FIXTURE_SETUP(close)
+{
+}
+
+FIXTURE_TEARDOWN(close)
+{
+}
+
+/* Objects in use in slab cache @name, after flushing its per-CPU caches. */
+static long slab_active(const char *name)
+{
+	char path[128], line[512], cache[64];
+	long active = -1, n;
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink", name);
+	fd = open(path, O_WRONLY);
+	if (fd >= 0) {
+		if (write(fd, "1", 1) != 1)
+			fprintf(stderr, "# %s: %s\n", path, strerror(errno));
+		close(fd);
+	}
+	f = fopen("/proc/slabinfo", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %ld", cache, &n) == 2 && !strcmp(cache, name))
+			active = n;
+	fclose(f);
+	return active;
+}
+
+/*
+ * The worker: queue N_PKT packets on a socket per SBPN policy, report how
+ * many are queued on @report, wait for a byte on @go, close everything.
+ */
+static int worker(int report, int go)
+{
+	int sndbuf = 64 << 20, queued = 0, lfd[3], cfd[3], afd[3];
+	struct dccp_qpolicy_stats s;
+	socklen_t len;
+	char c;
+
+	if (unshare(CLONE_NEWNET) || sbpn_batch("ip", "link set lo up\n") ||
+	    sbpn_batch("tc", "qdisc add dev lo root netem delay 500ms limit 100000\n"))
+		return 1;
+	for (int p = 0; p < 3; p++) {
+		struct sockaddr_in a = dt_addr("127.0.0.1", 4200 + p);
+		int policy = DCCPQ_POLICY_SBPN1 + p, one = 1, zero = 0, i;
+		uint8_t ccid = 2;
+
+		lfd[p] = socket(AF_INET, SOCK_DCCP, IPPROTO_DCCP);
+		cfd[p] = socket(AF_INET, SOCK_DCCP, IPPROTO_DCCP);
+		if (lfd[p] < 0 || cfd[p] < 0 ||
+		    setsockopt(lfd[p], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+		    setsockopt(lfd[p], SOL_DCCP, DCCP_SOCKOPT_CCID, &ccid, 1) ||
+		    setsockopt(cfd[p], SOL_DCCP, DCCP_SOCKOPT_CCID, &ccid, 1) ||
+		    dt_setopt(cfd[p], DCCP_SOCKOPT_QPOLICY_ID, policy) ||
+		    dt_setopt(cfd[p], DCCP_SOCKOPT_QPOLICY_TXQLEN, zero) ||
+		    setsockopt(cfd[p], SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) ||
+		    bind(lfd[p], (struct sockaddr *)&a, sizeof(a)) || listen(lfd[p], 1) ||
+		    connect(cfd[p], (struct sockaddr *)&a, sizeof(a)))
+			return 2;
+		afd[p] = accept(lfd[p], NULL, NULL);
+		if (afd[p] < 0)
+			return 3;
+		/* fillers until the window is full, then the real load */
+		for (i = 0; i < 32; i++) {
+			len = sizeof(s);
+			if (dt_send(cfd[p], SBPN_FILLER | i, 1, 0, 0, 0, MSG_DONTWAIT) ||
+			    getsockopt(cfd[p], SOL_DCCP, DCCP_SOCKOPT_QPOLICY_STATS, &s, &len))
+				return 4;
+			if (s.qlen)
+				break;
+		}
+		/*
+		 * Every other packet is expired on arrival and has a higher
+		 * priority than all the others, so it is judged at once:
+		 * SBPN1/2 discard it, SBPN3 keeps it in its pool.
+		 */
+		for (i = 0; i < N_PKT; i++)
+			if (dt_send(cfd[p], i, 1, i % N_PRIO + (i % 2) * N_PRIO, 1,
+				    sbpn_in_ms(i % 2 ? 50 : 60000), MSG_DONTWAIT))
+				return 5;
+		len = sizeof(s);
+		if (getsockopt(cfd[p], SOL_DCCP, DCCP_SOCKOPT_QPOLICY_STATS, &s, &len))
+			return 6;
+		printf("# SBPN%d: %llu packets queued, %llu expired\n",
+		       p + 1, s.qlen, s.expired);
+		queued += s.qlen;
+	}
+	fflush(stdout);
+	if (write(report, &queued, sizeof(queued)) != sizeof(queued) ||
+	    read(go, &c, 1) != 1)
+		return 7;
+	for (int p = 0; p < 3; p++) {
+		close(cfd[p]);
+		close(afd[p]);
+		close(lfd[p]);
+	}
+	return 0;
+}
+
+static int modules_unload(void)
+{
+	return system("modprobe -r dccp_diag dccp_ipv6 dccp_ipv4 dccp 2>/dev/null");
+}
+
+TEST_F_TIMEOUT(close, queues_freed_modules_unload, 120)
+{
+	long before[2], during[2], after[2];
+	int report[2], go[2], queued = 0, status, tries;
+	pid_t pid;
+
+	ASSERT_EQ(0, system("modprobe -a dccp_ipv4 dccp_ipv6 dccp_diag sch_netem"));
+	for (int i = 0; i < 2; i++) {
+		before[i] = slab_active(caches[i]);
+		ASSERT_LT(0, before[i]);
+	}
+	ASSERT_EQ(0, pipe(report));
+	ASSERT_EQ(0, pipe(go));
+	fflush(stdout);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(worker(report[1], go[0]));
+
+	ASSERT_EQ(sizeof(queued), read(report[0], &queued, sizeof(queued)));
+	for (int i = 0; i < 2; i++)
+		during[i] = slab_active(caches[i]);
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, status) {
+		TH_LOG("worker failed at step %d", WEXITSTATUS(status));
+	}
+
+	/* sockets and the namespace go away asynchronously */
+	for (tries = 0; tries < 40; tries++) {
+		for (int i = 0; i < 2; i++)
+			after[i] = slab_active(caches[i]);
+		if (after[0] <= before[0] + SLACK && after[1] <= before[1] + SLACK)
+			break;
+		dt_sleep_ms(500);
+	}
+	for (int i = 0; i < 2; i++)
+		TH_LOG("%s: %ld objects before, %ld with %d packets queued, %ld after",
+		       caches[i], before[i], during[i], queued, after[i]);
+	/* the queues were really there and really counted */
+	EXPECT_LE(3 * N_PKT / 2, queued);
+	EXPECT_LE(before[0] + queued / 2, during[0]);
+	EXPECT_LE(before[0] + SLACK, during[0]);
+	EXPECT_LE(after[0], before[0] + SLACK);
+	EXPECT_LE(after[1], before[1] + SLACK);
+
+	for (tries = 0; tries < 30 && modules_unload(); tries++)
+		dt_sleep_ms(1000);
+	EXPECT_NE(0, access("/sys/module/dccp", F_OK)) {
+		system("lsmod | grep -i dccp; cat /sys/module/dccp/refcnt");
+	}
+	EXPECT_EQ(0, system("modprobe -a dccp_ipv4 dccp_ipv6 dccp_diag"));
+	EXPECT_EQ(0, access("/sys/module/dccp_ipv4", F_OK));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers for the SBPN selftests, on top of dccp_test.h.
+ *
+ * Topology: a test program declares two paths with SBPN_TOPOLOGY(); before
+ * its tests run, two network namespaces (sender A, receiver B) are created,
+ * joined by veth pairs va1-vb1 (10.9.1.0/24) and va2-vb2 (10.9.2.0/24),
+ * each end with the given root qdisc, and removed again at exit.  Tests
+ * share them, since every process spawned under TCG costs about a second;
+ * each test gets its own listener port.
+ *
+ * Most tests need packets to wait in the TX queue long enough to observe
+ * the policy's choices.  They get that deterministically from CCID 2 and a
+ * long RTT: netem delays only the receiver's Acks (so the data path has no
+ * qdisc that could reorder), and "fillers" are sent until CCID 2's initial
+ * window is full.  From then on nothing leaves the queue until the first
+ * Ack returns, at least one RTT later, and everything queued meanwhile is
+ * sent in the policy's order.
+ */
+#ifndef SBPN_TEST_H
+#define SBPN_TEST_H
+
+#include "dccp_test.h"
+
+#define SBPN_FILLER	0x80000000u	/* tag bit of the window fillers */
+#define SBPN_MAX_TAGS	4096
+#define SBPN_WAIT_MS	6000	/* longest silence while packets are due */
+#define SBPN_QUIET_MS	400	/* silence that shows nothing more is coming */
+
+/* MAC address of vXN: SBPN_MAC "X:0N", e.g. 02:00:00:00:0a:01 for va1 */
+#define SBPN_MAC	"02:00:00:00:0"
+static const char * const sbpn_ip_a[] = { NULL, "10.9.1.1", "10.9.2.1" };
+static const char * const sbpn_ip_b[] = { NULL, "10.9.1.2", "10.9.2.2" };
+
+/* The namespaces of SBPN_TOPOLOGY(), named after the harness's pid. */
+static char sbpn_ns_a[32], sbpn_ns_b[32];
+
+/* A test connection: a sender in A, its peer accepted in B. */
+struct sbpn_conn {
+	int lfd;	/* listener, in B */
+	int cfd;	/* sender, in A */
+	int afd;	/* receiver (the accepted socket), in B */
+	int port;
+	int policy;	/* the sender's */
+};
+
+/* Absolute CLOCK_MONOTONIC deadline @ms from now, as DCCP_SCM_EXPIRY wants. */
+static inline uint64_t sbpn_in_ms(uint64_t ms)
+{
+	return dt_now_ns() + ms * NSEC_PER_MSEC;
+}
+
+/* Run @prog -b - (ip or tc batch mode) with @cmds on stdin; 0 on success. */
+static inline int sbpn_batch(const char *prog, const char *cmds)
+{
+	int fds[2], status;
+	size_t len = strlen(cmds);
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		dup2(fds[0], 0);
+		close(fds[0]);
+		close(fds[1]);
+		execlp(prog, prog, "-b", "-", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[0]);
+	if (write(fds[1], cmds, len) != (ssize_t)len)
+		fprintf(stderr, "# %s: short write of its commands\n", prog);
+	close(fds[1]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status)) {
+		fprintf(stderr, "# %s -b failed on:\n%s", prog, cmds);
+		return -1;
+	}
+	return 0;
+}
+
+static inline int sbpn_enter(const char *ns)
+{
+	char path[64];
+	int fd, err;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	err = setns(fd, CLONE_NEWNET);
+	close(fd);
+	return err;
+}
+
+/* Configure one end (@side 'a' or 'b') in the current namespace. */
+static inline int sbpn_end_setup(char side, const char * const ips[],
+				 const char * const peer_ips[],
+				 const char * const qdisc[2])
+{
+	char cmds[512], tc[512];
+	int off = 0;
+
+	char peer = side == 'a' ? 'b' : 'a';
+
+	/* static neighbours: no ARP exchange adds to the handshake's RTT */
+	snprintf(cmds, sizeof(cmds),
+		 "link set lo up\n"
+		 "addr add %s/24 dev v%c1\nlink set v%c1 up\n"
+		 "addr add %s/24 dev v%c2\nlink set v%c2 up\n"
+		 "neigh add %s lladdr " SBPN_MAC "%c:01 dev v%c1 nud permanent\n"
+		 "neigh add %s lladdr " SBPN_MAC "%c:02 dev v%c2 nud permanent\n",
+		 ips[1], side, side, ips[2], side, side,
+		 peer_ips[1], peer, side, peer_ips[2], peer, side);
+	tc[0] = 0;
+	for (int i = 0; i < 2; i++)
+		if (qdisc[i])
+			off += snprintf(tc + off, sizeof(tc) - off,
+					"qdisc add dev v%c%d root %s\n",
+					side, i + 1, qdisc[i]);
+	if (sbpn_batch("ip", cmds))
+		return -1;
+	return off ? sbpn_batch("tc", tc) : 0;
+}
+
+static inline int sbpn_topology_up(const char * const qdisc_a[2],
+				   const char * const qdisc_b[2])
+{
+	char cmds[512];
+	int init_ns = open("/proc/self/ns/net", O_RDONLY);
+
+	if (system("modprobe -a dccp_ipv4 dccp_diag sch_netem sch_fq veth")) {
+		printf("# SKIP: cannot load DCCP, netem, fq or veth\n");
+		exit(KSFT_SKIP);
+	}
+	snprintf(sbpn_ns_a, sizeof(sbpn_ns_a), "sbA-%d", getpid());
+	snprintf(sbpn_ns_b, sizeof(sbpn_ns_b), "sbB-%d", getpid());
+	snprintf(cmds, sizeof(cmds),
+		 "netns add %s\nnetns add %s\n"
+		 "link add va1 netns %s address " SBPN_MAC "a:01 type veth peer name vb1 netns %s address " SBPN_MAC "b:01\n"
+		 "link add va2 netns %s address " SBPN_MAC "a:02 type veth peer name vb2 netns %s address " SBPN_MAC "b:02\n",
+		 sbpn_ns_a, sbpn_ns_b, sbpn_ns_a, sbpn_ns_b, sbpn_ns_a, sbpn_ns_b);
+	if (init_ns < 0 || sbpn_batch("ip", cmds) ||
+	    sbpn_enter(sbpn_ns_a) || sbpn_end_setup('a', sbpn_ip_a, sbpn_ip_b, qdisc_a) ||
+	    sbpn_enter(sbpn_ns_b) || sbpn_end_setup('b', sbpn_ip_b, sbpn_ip_a, qdisc_b) ||
+	    setns(init_ns, CLONE_NEWNET))
+		return -1;
+	close(init_ns);
+	return 0;
+}
+
+static inline void sbpn_topology_down(void)
+{
+	char cmds[128];
+
+	snprintf(cmds, sizeof(cmds), "netns del %s\nnetns del %s\n",
+		 sbpn_ns_a, sbpn_ns_b);
+	sbpn_batch("ip", cmds);
+}
+
+/*
+ * Declare the program's two paths: the root qdiscs (tc syntax after "root",
+ * NULL for the default) of va1, va2 (sender side) and vb1, vb2 (receiver).
+ */
+#define SBPN_TOPOLOGY(a1, a2, b1, b2)					\
+	static void __attribute__((constructor)) sbpn_topology_ctor(void) \
+	{								\
+		static const char * const qa[2] = { a1, a2 };		\
+		static const char * const qb[2] = { b1, b2 };		\
+									\
+		if (sbpn_topology_up(qa, qb)) {				\
+			printf("# could not set up the namespaces\n");	\
+			sbpn_topology_down();				\
+			exit(KSFT_FAIL);				\
+		}							\
+	}								\
+	static void __attribute__((destructor)) sbpn_topology_dtor(void) \
+	{								\
+		sbpn_topology_down();					\
+	}
+
+static inline void sbpn_switch(struct __test_metadata *_metadata, const char *ns)
+{
+	ASSERT_EQ(0, sbpn_enter(ns));
+}
+
+/*
+ * Connect a sender in A (CCID @ccid, @policy, @qlen) over path @path to a
+ * listener in B.  The receiver's buffer holds far more than any test sends,
+ * so nothing is lost while it is not reading.
+ */
+static inline void sbpn_connect(struct __test_metadata *_metadata,
+				struct sbpn_conn *c, int path, int ccid,
+				int policy, int qlen)
+{
+	int rcvbuf = 16 << 20, sndbuf = 16 << 20;	/* bytes */
+
+	c->port = 5000 + getpid() % 30000;
+	c->policy = policy;
+	sbpn_switch(_metadata, sbpn_ns_b);
+	c->lfd = dt_listen(_metadata, ccid, sbpn_ip_b[path], c->port);
+	sbpn_switch(_metadata, sbpn_ns_a);
+	c->cfd = dt_socket(_metadata, ccid, policy, qlen);
+	ASSERT_EQ(0, setsockopt(c->cfd, SOL_SOCKET, SO_SNDBUFFORCE,
+				&sndbuf, sizeof(sndbuf)));
+	c->afd = dt_connect(_metadata, c->cfd, c->lfd, sbpn_ip_b[path], c->port);
+	ASSERT_EQ(0, setsockopt(c->afd, SOL_SOCKET, SO_RCVBUFFORCE,
+				&rcvbuf, sizeof(rcvbuf)));
+}
+
+static inline struct dccp_qpolicy_stats
+sbpn_stats(struct __test_metadata *_metadata, int fd)
+{
+	struct dccp_qpolicy_stats s;
+	socklen_t len = sizeof(s);
+
+	memset(&s, 0xff, sizeof(s));
+	EXPECT_EQ(0, getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_STATS, &s, &len));
+	EXPECT_EQ(sizeof(s), len);
+	return s;
+}
+
+static inline void sbpn_stats_log(struct __test_metadata *_metadata,
+				  const char *when,
+				  const struct dccp_qpolicy_stats *s)
+{
+	TH_LOG("%s: queued %llu sent %llu expired %llu expired_sent %llu evicted %llu refused %llu purged %llu ccid_err %llu qlen %llu",
+	       when, s->queued, s->sent, s->expired, s->expired_sent, s->evicted,
+	       s->refused, s->purged, s->ccid_err, s->qlen);
+}
+
+/* The invariant of patch 0006: every admitted packet is somewhere. */
+static inline void sbpn_check_invariant(struct __test_metadata *_metadata,
+					const struct dccp_qpolicy_stats *s)
+{
+	EXPECT_EQ(s->queued, s->sent + s->expired + s->evicted + s->purged +
+			     s->ccid_err + s->qlen);
+	EXPECT_LE(s->expired_sent, s->sent);
+}
+
+/*
+ * Send one tagged packet the way @policy accepts it: a priority unless
+ * SIMPLE, an expiry (absolute ns, 0 for none) only under SBPN.
+ * Returns 0 or -errno.
+ */
+static inline int sbpn_send(int fd, int policy, uint32_t tag, uint32_t prio,
+			    uint64_t expiry, int flags)
+{
+	int sbpn = policy >= DCCPQ_POLICY_SBPN1;
+
+	return dt_send(fd, tag, policy != DCCPQ_POLICY_SIMPLE, prio,
+		       sbpn && expiry, expiry, flags);
+}
+
+/*
+ * Fill CCID 2's window: send fillers (priority 0, expiring @expiry_ms after
+ * their sendmsg unless 0) until one stays queued.  Returns the number sent;
+ * the last one, SBPN_FILLER | (n - 1), is the one in the queue.
+ */
+static inline int sbpn_block(struct __test_metadata *_metadata,
+			     const struct sbpn_conn *c, uint64_t expiry_ms)
+{
+	struct dccp_qpolicy_stats s;
+	int n;
+
+	for (n = 0; n < 32; n++) {
+		ASSERT_EQ(0, sbpn_send(c->cfd, c->policy, SBPN_FILLER | n, 0,
+				       expiry_ms ? sbpn_in_ms(expiry_ms) : 0,
+				       MSG_DONTWAIT));
+		s = sbpn_stats(_metadata, c->cfd);
+		if (s.qlen)
+			break;
+	}
+	ASSERT_EQ(1, s.qlen);
+	return n + 1;
+}
+
+/* Wait until the sender's queue is empty; returns its final counters. */
+static inline struct dccp_qpolicy_stats
+sbpn_drain(struct __test_metadata *_metadata, int fd)
+{
+	struct dccp_qpolicy_stats s = sbpn_stats(_metadata, fd);
+
+	for (int ms = 0; s.qlen && ms < SBPN_WAIT_MS; ms += 50) {
+		dt_sleep_ms(50);
+		s = sbpn_stats(_metadata, fd);
+	}
+	EXPECT_EQ(0, s.qlen);
+	return s;
+}
+
+/* Tags of fillers 0 .. @n - 1, the ones a full window let through. */
+static inline int sbpn_fillers(uint32_t *want, int n)
+{
+	for (int i = 0; i < n; i++)
+		want[i] = SBPN_FILLER | i;
+	return n;
+}
+
+/*
+ * Receive until @want packets (fillers not counted unless @keep_fillers)
+ * arrived or SBPN_WAIT_MS pass without one, then until SBPN_QUIET_MS pass
+ * without one, so that packets beyond @want are seen too.  Returns the count.
+ */
+static inline int sbpn_recv(int fd, uint32_t *tags, int want, int keep_fillers)
+{
+	uint32_t t;
+	int n = 0, wait = SBPN_WAIT_MS;
+
+	while (n < SBPN_MAX_TAGS && dt_recv_tags(fd, &t, 1, wait) == 1) {
+		if (keep_fillers || !(t & SBPN_FILLER))
+			tags[n++] = t;
+		if (n >= want)
+			wait = SBPN_QUIET_MS;
+	}
+	return n;
+}
+
+static inline void sbpn_log_tags(struct __test_metadata *_metadata,
+				 const char *what, const uint32_t *tags, int n)
+{
+	char line[1024];
+	int off = 0;
+
+	line[0] = 0;
+	for (int i = 0; i < n && off < (int)sizeof(line) - 16; i++)
+		off += snprintf(line + off, sizeof(line) - off, "%s%s%u",
+				i ? " " : "", tags[i] & SBPN_FILLER ? "F" : "",
+				tags[i] & ~SBPN_FILLER);
+	TH_LOG("%s (%d): %s", what, n, line);
+}
+
+/* Expect the receiver to have got exactly @want, in this order. */
+static inline void sbpn_expect_tags(struct __test_metadata *_metadata,
+				    const uint32_t *got, int n_got,
+				    const uint32_t *want, int n_want)
+{
+	int same = n_got == n_want;
+
+	for (int i = 0; same && i < n_got; i++)
+		same = got[i] == want[i];
+	if (!same) {
+		sbpn_log_tags(_metadata, "expected", want, n_want);
+		sbpn_log_tags(_metadata, "received", got, n_got);
+	}
+	EXPECT_TRUE(same);
+}
+
+#endif /* SBPN_TEST_H */

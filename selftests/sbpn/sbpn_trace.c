@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The tracepoint dccp:dccp_qpolicy_drop fires once for every packet the
+ * policy discards or refuses, with the reason, and its fields are those of
+ * the packet: one event per unit of the expired, evicted, refused and
+ * purged counters, the expired packet's priority and exact expiry, an RTT
+ * of at least the path's 1 s, and expiry < now + RTT/2 for that packet.
+ *
+ * Behind a full CCID 2 window, with tx_qlen 3: X (due in 50 ms) expires,
+ * G (no better than anything queued) is refused, C evicts the filler, and
+ * a disconnect purges the three packets left.
+ */
+#include "sbpn_test.h"
+
+#define TRACING	"/sys/kernel/tracing"
+#define EVENT	TRACING "/events/dccp/dccp_qpolicy_drop/enable"
+
+SBPN_TOPOLOGY(NULL, NULL, "netem delay 1000ms limit 10000", NULL)
+
+FIXTURE(trace) {
+	struct sbpn_conn c;
+};
+
+FIXTURE_VARIANT(trace) {
+	int policy;
+};
+
+FIXTURE_VARIANT_ADD(trace, sbpn1) { .policy = DCCPQ_POLICY_SBPN1 };
+FIXTURE_VARIANT_ADD(trace, sbpn3) { .policy = DCCPQ_POLICY_SBPN3 };
+
+FIXTURE_SETUP(trace)
+{
+}
+
+FIXTURE_TEARDOWN(trace)
+{
+}
+
+static void write_file(struct __test_metadata *_metadata, const char *path,
+		       const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+
+	ASSERT_LE(0, fd) {
+		TH_LOG("%s: %s", path, strerror(errno));
+	}
+	ASSERT_EQ((ssize_t)strlen(s), write(fd, s, strlen(s)));
+	close(fd);
+}
+
+struct drop_event {
+	unsigned int sport, dport, priority, rtt_us, qlen;
+	unsigned long long expiry_ns, now_ns;
+	char reason[16];
+};
+
+enum { A = 1, B, C, G, X };	/* test packet tags */
+
+TEST_F(trace, one_event_per_drop)
+{
+	struct sockaddr unspec = { .sa_family = AF_UNSPEC };
+	struct sockaddr_in local;
+	socklen_t len = sizeof(local);
+	int n_expired = 0, n_evicted = 0, n_refused = 0, n_purged = 0, n_other = 0;
+	struct dccp_qpolicy_stats s;
+	uint64_t x_expiry;
+	char line[1024];
+	FILE *f;
+	int fd;
+
+	if (access(TRACING "/trace", W_OK))
+		SKIP(return, "no tracefs at " TRACING);
+	sbpn_connect(_metadata, &self->c, 1, 2, variant->policy, 3);
+	fd = self->c.cfd;
+	ASSERT_EQ(0, getsockname(fd, (struct sockaddr *)&local, &len));
+	write_file(_metadata, TRACING "/trace", "");
+	write_file(_metadata, EVENT, "1");
+
+	sbpn_block(_metadata, &self->c, 0);
+	x_expiry = sbpn_in_ms(50);
+	ASSERT_EQ(0, dt_send(fd, X, 1, 1, 1, x_expiry, MSG_DONTWAIT));
+	ASSERT_EQ(0, dt_send(fd, A, 1, 2, 1, sbpn_in_ms(10000), MSG_DONTWAIT));
+	ASSERT_EQ(0, dt_send(fd, B, 1, 1, 1, sbpn_in_ms(10000), MSG_DONTWAIT));
+	EXPECT_EQ(-EAGAIN, dt_send(fd, G, 1, 0, 0, 0, MSG_DONTWAIT));
+	ASSERT_EQ(0, dt_send(fd, C, 1, 2, 1, sbpn_in_ms(5000), MSG_DONTWAIT));
+	ASSERT_EQ(0, connect(fd, &unspec, sizeof(unspec)));
+	write_file(_metadata, EVENT, "0");
+
+	s = sbpn_stats(_metadata, fd);
+	sbpn_stats_log(_metadata, "sender", &s);
+	EXPECT_EQ(1, s.expired);
+	EXPECT_EQ(1, s.refused);
+	EXPECT_EQ(1, s.evicted);
+	EXPECT_EQ(3, s.purged);
+
+	f = fopen(TRACING "/trace", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "dccp_qpolicy_drop: sport=");
+		struct drop_event e;
+
+		if (!p || sscanf(p, "dccp_qpolicy_drop: sport=%u dport=%u reason=%15s priority=%u expiry_ns=%llu now_ns=%llu rtt_us=%u qlen=%u",
+				 &e.sport, &e.dport, e.reason, &e.priority,
+				 &e.expiry_ns, &e.now_ns, &e.rtt_us, &e.qlen) != 8 ||
+		    e.sport != ntohs(local.sin_port))
+			continue;
+		p[strcspn(p, "\n")] = 0;
+		TH_LOG("%s", p);
+		if (!strcmp(e.reason, "expired")) {
+			n_expired++;
+			EXPECT_EQ(1, e.priority);
+			EXPECT_EQ(x_expiry, e.expiry_ns);
+			EXPECT_LE(900000, e.rtt_us);
+			EXPECT_LT(e.expiry_ns, e.now_ns + e.rtt_us * 1000ULL / 2);
+		} else if (!strcmp(e.reason, "evicted")) {
+			n_evicted++;
+			EXPECT_EQ(0, e.priority);
+			EXPECT_EQ(0, e.expiry_ns);
+		} else if (!strcmp(e.reason, "refused")) {
+			n_refused++;
+			EXPECT_EQ(0, e.priority);
+		} else if (!strcmp(e.reason, "purged")) {
+			n_purged++;
+		} else {
+			n_other++;
+		}
+	}
+	fclose(f);
+	EXPECT_EQ(s.expired, n_expired);
+	EXPECT_EQ(s.evicted, n_evicted);
+	EXPECT_EQ(s.refused, n_refused);
+	EXPECT_EQ(s.purged, n_purged);
+	EXPECT_EQ(0, n_other);
+}
+
+TEST_HARNESS_MAIN
