@@ -5,8 +5,10 @@
 #   make            kernel inputs (once), patched DCCP modules, userspace, selftests
 #   make check      all tests: host tests, then the selftests in a QEMU VM
 #   make demo       the main job: a short DCCP experiment in the VM
+#   make bench      enqueue+dequeue cost per packet of each queueing policy (VM)
 #   make vm CMD=... run a command in the VM (e.g. CMD="scripts/modules.sh status")
 #   make style      checkpatch.pl --strict on kernel/ and patches/
+#   make venv       .venv with the analysis' pinned Python packages
 #   make load       replace the running 6.1 kernel's DCCP modules with ours
 #   make unload     restore the stock DCCP modules
 #   make clean      remove build outputs (the kernel-input cache stays)
@@ -22,27 +24,33 @@ SBPN_VERSION	:= $(shell git -C $(ROOT) describe --always --dirty 2>/dev/null || 
 
 export ABI
 
-.PHONY: all inputs modules headers userspace selftests check demo style \
-	vm load unload clean
+.PHONY: all inputs modules headers userspace selftests check demo bench \
+	style venv vm load unload clean
 
 all: modules headers userspace selftests
 
 inputs:
 	@scripts/kernel-inputs.sh
 
-# The kernel ABI is only known once the inputs exist, so kbuild runs in a
-# recursive make that reads it from current.env.
-modules: inputs
-	@scripts/build-tree.sh
+# $(call dccp_modules,DIR,KBUILD-ARGS[,KDIR]): assemble DIR/tree and build the
+# DCCP modules from it into DIR/modules, against KDIR (default: Debian's
+# headers).  The kernel ABI is only known once the inputs exist, so kbuild
+# runs in a recursive make that reads it from current.env.
+define dccp_modules
+	@BUILD=$(1) scripts/build-tree.sh
 	@. $(CACHE)/current.env && \
-	$(MAKE) --no-print-directory -C /lib/modules/$$ABI/build \
-		M=$(TREE)/net/dccp \
-		NOSTDINC_FLAGS="-I$(TREE)/include -I$(TREE)/include/uapi" \
+	$(MAKE) --no-print-directory -C $(or $(3),/lib/modules/$$ABI/build) \
+		M=$(1)/tree/net/dccp \
+		NOSTDINC_FLAGS="-I$(1)/tree/include -I$(1)/tree/include/uapi" \
 		CONFIG_IP_DCCP=m CONFIG_INET_DCCP_DIAG=m \
 		CONFIG_IP_DCCP_CCID3=y CONFIG_IP_DCCP_TFRC_LIB=y \
-		CONFIG_DEBUG_INFO_BTF_MODULES= SBPN_VERSION=$(SBPN_VERSION) modules
-	@mkdir -p $(BUILD)/modules
-	@for m in $(MODULES); do cp -p $(TREE)/net/dccp/$$m.ko $(BUILD)/modules/; done
+		CONFIG_DEBUG_INFO_BTF_MODULES= SBPN_VERSION=$(SBPN_VERSION) $(2) modules
+	@mkdir -p $(1)/modules
+	@for m in $(MODULES); do cp -p $(1)/tree/net/dccp/$$m.ko $(1)/modules/; done
+endef
+
+modules: inputs
+	$(call dccp_modules,$(BUILD))
 	@echo "modules: $(foreach m,$(MODULES),build/modules/$(m).ko) (version $(SBPN_VERSION))"
 
 # Userspace sees the patched uapi header, never a second copy of it.
@@ -63,8 +71,21 @@ check: all
 demo: all
 	@scripts/vm-run --timeout 900 --out $(BUILD)/demo -- scripts/demo.sh
 
+# The queueing-policy benchmark: the modules once more, with
+# kernel/qpolicy_bench.c in dccp.ko, under build/bench/ (so build/modules/
+# never contains it), then one VM boot with those.  BENCH_ARGS: see
+# scripts/bench-qpolicy.py --help.
+bench: inputs
+	$(call dccp_modules,$(BUILD)/bench,SBPN_BENCH=y)
+	@BUILD=$(BUILD)/bench scripts/vm-run --timeout 3600 \
+		--out $(BUILD)/bench/out -- scripts/bench-qpolicy.py $(BENCH_ARGS)
+
 vm: all
 	@scripts/vm-run -- sh -c '$(CMD)'
+
+# The analysis (scripts/sbpnlab stats, report, plots) runs with .venv/bin/python.
+venv:
+	@scripts/venv.sh
 
 style: inputs
 	@scripts/style.sh
