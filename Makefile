@@ -4,7 +4,7 @@
 #
 #   make            kernel inputs (once), patched DCCP modules, userspace, selftests
 #   make check      all tests: host tests, then the selftests in a QEMU VM
-#   make demo       the main job: a short DCCP experiment in the VM
+#   make demo       the main job: a short SBPN-vs-CCID3 experiment in the VM
 #   make bench      enqueue+dequeue cost per packet of each queueing policy (VM)
 #   make vm CMD=... run a command in the VM (e.g. CMD="scripts/modules.sh status")
 #   make style      checkpatch.pl --strict on kernel/ and patches/
@@ -68,8 +68,14 @@ selftests: headers
 check: all
 	@scripts/check.sh
 
-demo: all
-	@scripts/vm-run --timeout 900 --out $(BUILD)/demo -- scripts/demo.sh
+# The main job: scripts/scenarios/demo.toml (all policies and UDP against two
+# TCP Reno flows) in one VM boot, then its tables and figures.  A second
+# `make demo` resumes: it only runs what is missing (rm -rf build/demo to
+# start afresh).
+demo: all venv
+	@scripts/vm-run --timeout 2400 --out $(BUILD)/demo -- \
+		scripts/sbpn-lab run scripts/scenarios/demo.toml
+	@.venv/bin/python scripts/sbpn-lab report $(BUILD)/demo/demo
 
 # The queueing-policy benchmark: the modules once more, with
 # kernel/qpolicy_bench.c in dccp.ko, under build/bench/ (so build/modules/

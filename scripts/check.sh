@@ -8,7 +8,9 @@
 #   2. the harness's own tests on the host (they boot VMs on purpose to see
 #      WARNs, timeouts and bad exit codes reported as failures)
 #   3. userspace host tests (make -C userspace check)
-#   4. every in-guest suite (scripts/vm-tests.sh) in one VM boot
+#   4. the harness' host tests (scripts/tests/: scenarios; the analysis with
+#      the pinned .venv)
+#   5. every in-guest suite (scripts/vm-tests.sh) in one VM boot
 #
 # Logs go to build/check/.  Exit 0 only if nothing failed and something ran.
 # A skipped VM selftest counts as skipped, never as passed.
@@ -71,6 +73,23 @@ make --no-print-directory -C userspace check 2>&1 | tee "$LOG/userspace.log"
 rc=${PIPESTATUS[0]}
 count_tap userspace "$LOG/userspace.log"
 [ "$rc" -eq 0 ] || { echo "userspace: host tests exited $rc"; failed=$((failed + 1)); }
+
+echo "== scenarios (host)"
+python3 scripts/tests/test_scenario.py 2>&1 | tee "$LOG/scenario.log"
+rc=${PIPESTATUS[0]}
+count_tap scenario "$LOG/scenario.log"
+[ "$rc" -eq 0 ] || { echo "scenario: exited $rc"; failed=$((failed + 1)); }
+
+echo "== analysis (host)"
+if scripts/venv.sh >"$LOG/venv.log" 2>&1; then
+	.venv/bin/python scripts/tests/test_stats.py 2>&1 | tee "$LOG/stats.log"
+	rc=${PIPESTATUS[0]}
+	count_tap stats "$LOG/stats.log"
+	[ "$rc" -eq 0 ] || { echo "stats: exited $rc"; failed=$((failed + 1)); }
+else
+	cat "$LOG/venv.log"
+	failed=$((failed + 1))
+fi
 
 echo "== in the VM: scripts/vm-tests.sh"
 scripts/vm-run --timeout 1500 --out "$LOG/vm" -- scripts/vm-tests.sh

@@ -14,6 +14,7 @@ cd "$ROOT"
 SUITES=(
 	"kselftests:make --no-print-directory -C selftests run_tests"
 	"traffic:userspace/tests/vm_transfer.sh"
+	"testbed:scripts/tests/vm_testbed.py"
 )
 
 for s in "${SUITES[@]}"; do

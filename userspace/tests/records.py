@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Reader for the per-packet record files (Documentation/records.rst, v1).
 
-Used by the userspace tests only; the analysis in scripts/ has its own.
+Shared by the userspace tests and the analysis (scripts/sbpnlab/stats.py),
+which also reads the CCID log and link.log with it (magic= their format line).
 read(path) -> Records(meta, columns, rows, trailer); rows are dicts of
 strings.  A file of another format version is refused with the version
 found; malformed lines raise ValueError naming the file and line.

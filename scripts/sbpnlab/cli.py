@@ -1,0 +1,156 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Command line of the experiment runner: scripts/sbpn-lab.
+
+  sbpn-lab list [DIR]             the scenarios in DIR (scripts/scenarios)
+  sbpn-lab run SCENARIO... [opts] every run of each scenario (inside the VM)
+  sbpn-lab report ...             tables and plots (sbpnlab.report)
+
+Exit status: 0 ok, 1 a run failed (or report failed), 2 bad input.
+"""
+import argparse
+import glob
+import importlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+from .campaign import run_campaign, run_status
+from .scenario import ScenarioError, load
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCENARIO_DIR = os.path.normpath(os.path.join(HERE, "..", "scenarios"))
+EPILOG = """\
+A sweep is the scenario's [sweep] table: its cross product times the
+repetitions gives the runs, each in RESULTS/CAMPAIGN/RUN-ID/ (layout in
+Documentation/results-format.rst; scenario format in
+Documentation/testbed.rst).  Runs need DCCP, so they happen in the VM:
+
+  scripts/vm-run --timeout 900 --out results -- \\
+      scripts/sbpn-lab run scripts/scenarios/demo.toml
+"""
+
+
+def _cmd_list(args):
+    files = sorted(glob.glob(os.path.join(args.dir, "*.toml")))
+    if not files:
+        print(f"sbpn-lab: no scenario files (*.toml) in {args.dir}", file=sys.stderr)
+        return 2
+    bad = 0
+    for path in files:
+        try:
+            sc = load(path)
+        except ScenarioError as e:
+            print(f"{os.path.basename(path)}: INVALID: {e}")
+            bad += 1
+            continue
+        c = sc.config["scenario"]
+        n = len(sc.runs())
+        desc = c["description"].strip().splitlines()[0] if c["description"].strip() else ""
+        print(f"{os.path.basename(path):28} {sc.name:24} {n:4} runs x {c['duration_s']:g} s"
+              f"  {desc}")
+    return 2 if bad else 0
+
+
+def _check_environment(scenarios):
+    """Say clearly why runs cannot happen here (not root, no DCCP, no tools)."""
+    if os.geteuid() != 0:
+        return "runs need root (network namespaces): run them in the VM (scripts/vm-run)"
+    need = ["ip", "tc", "nsenter"]
+    if any(sc.config["tcp"] for sc in scenarios):
+        need.append("iperf3")
+    for tool in need:
+        if not shutil.which(tool):
+            return f"'{tool}' is not installed"
+    subprocess.run(["modprobe", "-a", "sch_netem", "sch_tbf", "veth"], capture_output=True)
+    if any(m["transport"] == "dccp" for sc in scenarios for r in sc.runs()
+           for m in r.config["media"]):
+        subprocess.run(["modprobe", "-a", "dccp_ipv4"], capture_output=True)
+        if not os.path.isdir("/sys/module/dccp_ipv4"):
+            return ("no DCCP in this kernel: run inside the VM, e.g. "
+                    "scripts/vm-run --out results -- scripts/sbpn-lab run SCENARIO")
+    return None
+
+
+def _cmd_run(args):
+    try:
+        scenarios = [load(p) for p in args.scenario]
+    except ScenarioError as e:
+        print(f"sbpn-lab: {e}", file=sys.stderr)
+        return 2
+    if args.jobs < 1:
+        print("sbpn-lab: --jobs: expected a number >= 1", file=sys.stderr)
+        return 2
+    if args.only:
+        try:
+            re.compile(args.only)
+        except re.error as e:
+            print(f"sbpn-lab: --only: not a regular expression: {e}", file=sys.stderr)
+            return 2
+    if args.campaign and len(scenarios) > 1:
+        print("sbpn-lab: --campaign names one campaign: give one scenario", file=sys.stderr)
+        return 2
+    if args.dry_run:
+        for sc in scenarios:
+            name = args.campaign or sc.name
+            for r in sc.runs():
+                rd = os.path.join(args.results, name, r.id)
+                print(f"{name}/{r.id}\tseed {r.seed}\t{run_status(rd) or 'not run'}")
+        return 0
+    problem = _check_environment(scenarios)
+    if problem:
+        print(f"sbpn-lab: cannot run here: {problem}", file=sys.stderr)
+        return 1
+    failed = 0
+    for sc in scenarios:
+        failed += len(run_campaign(sc, args.results, args.campaign, args.jobs, args.only,
+                                   args.force))
+    return 1 if failed else 0
+
+
+def _no_report(reason):
+    print("sbpn-lab: report is unavailable: sbpnlab.report could not be imported "
+          f"({reason}).  It needs the analysis environment: scripts/venv.sh, then "
+          ".venv/bin/python scripts/sbpn-lab report ...", file=sys.stderr)
+    return 1
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    p = argparse.ArgumentParser(
+        prog="sbpn-lab", description="Run SBPN experiments from scenario files.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    ls = sub.add_parser("list", help="list the scenarios and how many runs each has")
+    ls.add_argument("dir", nargs="?", default=SCENARIO_DIR,
+                    help=f"directory of *.toml scenarios (default {SCENARIO_DIR})")
+    ls.set_defaults(func=_cmd_list)
+    rn = sub.add_parser("run", help="run every run of the scenarios (inside the VM)",
+                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    rn.add_argument("scenario", nargs="+", help="scenario file(s) (TOML)")
+    rn.add_argument("--results", default=os.environ.get("VM_OUT", "results"),
+                    help="results root (default: $VM_OUT if set, else ./results)")
+    rn.add_argument("--campaign", help="campaign directory name (default: scenario name)")
+    rn.add_argument("--jobs", type=int, default=1,
+                    help="runs at once, each in its own namespaces (default 1; results "
+                    "are comparable only between campaigns run with the same --jobs)")
+    rn.add_argument("--only", metavar="REGEX", help="only runs whose id matches REGEX")
+    rn.add_argument("--force", action="store_true",
+                    help="redo runs that are already complete (default: resume)")
+    rn.add_argument("--dry-run", action="store_true",
+                    help="list the runs, their seeds and status; run nothing")
+    rn.set_defaults(func=_cmd_run)
+    # The report side needs the analysis venv (numpy, ...), which the VM
+    # does not have: import it only when it is asked for.
+    rp = sub.add_parser("report", help="tables and plots from a results directory "
+                        "(sbpnlab.report; needs .venv)")
+    if argv[:1] == ["report"]:
+        try:
+            report = importlib.import_module("sbpnlab.report")
+        except Exception as e:      # any import failure means: no report here
+            return _no_report(f"{type(e).__name__}: {e}")
+        report.add_arguments(rp)
+        rp.set_defaults(func=report.run)
+    args = p.parse_args(argv)
+    return args.func(args)

@@ -1,0 +1,175 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Figures of one comparison, drawn from result files (never by running).
+
+draw_comparison() writes figures/<slug>-<kind>.png and .svg for:
+  delivery  bars per policy: audio and video on time and received, mean
+            with 95 % Student-t error bars (as in the SBPN paper, clipped
+            to 0-100 %) and a dot per run;
+  delay     one-way delay CDFs of the received packets, all runs pooled,
+            with the packets' lifetime marked;
+  rates     throughput, goodput and loss rate of the media flow and what
+            each TCP sender wrote, in 0.4 s bins, over the link capacity (grey),
+            one panel per policy, all of the same seed;
+  ccid3     CCID3's allowed rate X and X_recv over time against the audio
+            rate, same runs as "rates" (those with a cc log).
+"""
+import os
+
+import matplotlib
+matplotlib.use("Agg")           # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from . import stats  # noqa: E402
+
+CLASS_COLOURS = {"audio": ("#1f5fa8", "#9dc3ea"), "video": ("#c0561c", "#f2b48f")}
+FORMATS = ("png", "svg")
+
+
+def draw_comparison(out, slug, title, rows, runs):
+    """All figures of one comparison: rows from stats.run_metrics() of one
+    flow, runs the stats.Run objects they came from.  Returns the paths."""
+    fig_dir = os.path.join(out, "figures")
+    os.makedirs(fig_dir, exist_ok=True)
+    by_dir = {r.dir: r for r in runs}
+    order = stats.policies(rows)
+    flow = rows[0]["flow"]
+    chosen = _same_seed(rows, order)
+    figures = {"delivery": delivery_bars(rows, order, title),
+               "delay": delay_cdf(rows, order, title, _lifetime_s(runs[0], flow))}
+    if chosen:
+        picked = [(p, by_dir[r["dir"]]) for p, r in chosen]
+        figures["rates"] = rate_series(picked, flow, title)
+        with_cc = [(p, run) for p, run in picked if len(run.cc.get(flow, {"t": []})["t"])]
+        if with_cc:
+            figures["ccid3"] = ccid3_series(with_cc, flow, title)
+    paths = []
+    for kind, fig in figures.items():
+        for ext in FORMATS:
+            path = os.path.join(fig_dir, f"{slug}-{kind}.{ext}")
+            # No date in the SVG: the same results give the same file.
+            fig.savefig(path, dpi=110, metadata={"Date": None} if ext == "svg" else None)
+            paths.append(path)
+        plt.close(fig)
+    return paths
+
+
+def _same_seed(rows, order):
+    """[(policy, row)] of the smallest (seed, repetition) every policy has:
+    the same media schedule in every panel (or [] if there is none)."""
+    keys = set.intersection(*({r["key"] for r in rows if r["policy"] == p} for p in order))
+    if not keys:
+        return []
+    k = min(keys)
+    return [(p, next(r for r in rows if r["policy"] == p and r["key"] == k)) for p in order]
+
+
+def _lifetime_s(run, flow):
+    m = next(x for x in run.meta["config"]["media"] if x["name"] == flow)
+    return m["lifetime_ms"] / 1000
+
+
+def delivery_bars(rows, order, title):
+    fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(order) + 2), 4))
+    bars = [(c, m, label) for c in stats.CLASSES for m, label in
+            (("on_time_frac", "on time"), ("received_frac", "received"))]
+    width = 0.8 / len(bars)
+    x = np.arange(len(order))
+    for i, (cls, m, label) in enumerate(bars):
+        values = [[r[f"{cls}.{m}"] * 100 for r in rows if r["policy"] == p] for p in order]
+        s = [stats.summary(v) for v in values]
+        mean = np.array([v["mean"] for v in s])
+        ci = np.nan_to_num(np.array([v["ci"] for v in s]))
+        # A t interval is not bounded by 0 and 100 %; the axis is.
+        err = [np.minimum(ci, mean), np.minimum(ci, 100 - mean)]
+        pos = x + (i - (len(bars) - 1) / 2) * width
+        colour = CLASS_COLOURS[cls][0 if m == "on_time_frac" else 1]
+        ax.bar(pos, mean, width, yerr=err, capsize=3, color=colour, label=f"{cls} {label}")
+        for xp, v in zip(pos, values):
+            ax.plot([xp] * len(v), v, ".", color="black", markersize=3)
+    ax.set_xticks(x, [f"{p}\n(n={sum(r['policy'] == p for r in rows)})" for p in order])
+    ax.set_ylabel("% of scheduled packets")
+    ax.set_ylim(0, 102)
+    ax.set_title(f"{title}\nmean, 95 % CI (clipped to 0-100 %) and each run (dots)",
+                 fontsize=9)
+    ax.legend(fontsize=8, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.18))
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def delay_cdf(rows, order, title, lifetime_s):
+    fig, axes = plt.subplots(1, len(stats.CLASSES), figsize=(10, 4), sharey=True)
+    for ax, cls in zip(axes, stats.CLASSES):
+        top = lifetime_s * 1000
+        for p in order:
+            d = np.concatenate([r[f"{cls}.delays"] for r in rows if r["policy"] == p])
+            x, y = stats.cdf(d * 1000)
+            if len(x):
+                ax.plot(x, y, label=p, drawstyle="steps-post")
+                top = max(top, np.percentile(x, 99.5))
+        ax.axvline(lifetime_s * 1000, color="grey", linestyle="--", linewidth=1)
+        ax.text(lifetime_s * 1000, 0.02, " lifetime", color="grey", fontsize=8)
+        ax.set_xlim(0, top * 1.05)
+        ax.set_xlabel("one-way delay (ms)")
+        ax.set_title(cls)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("fraction of received packets")
+    axes[0].legend(fontsize=8, loc="lower right")
+    fig.suptitle(f"{title}: delay CDF, all runs pooled", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def rate_series(picked, flow, title):
+    fig, axes = plt.subplots(len(picked), 1, figsize=(10, 2.2 * len(picked) + 0.8),
+                             sharex=True, sharey=True, squeeze=False)
+    top = 0
+    for ax, (policy, run) in zip(axes[:, 0], picked):
+        edges = stats.bin_edges(run.end_s)
+        cap = stats.link_capacity(run, edges) / 1000
+        top = max(top, cap.max())
+        ax.stairs(cap, edges, fill=True, color="0.88", label="link capacity")
+        r = stats.media_rates(run.flows[flow], edges)
+        for k, style in (("throughput", "-"), ("goodput", "-"), ("loss", ":")):
+            ax.stairs(r[k] / 1000, edges, linestyle=style, linewidth=1.5,
+                      label=f"{flow} {'loss rate' if k == 'loss' else k}")
+        for name, tcp in run.tcp.items():
+            ax.stairs(stats.tcp_rates(tcp["intervals"], edges) / 1000, edges,
+                      linewidth=0.8, label=f"{name} (iperf3: bytes written)")
+        ax.axvline(run.flows[flow].start + run.warmup_s, color="grey", linestyle="--",
+                   linewidth=0.8)
+        ax.set_ylabel("kbit/s")
+        ax.set_title(f"{policy}  (seed {run.meta['seed']}, payload bits, "
+                     f"{stats.BIN_S:g} s bins)", fontsize=9, loc="left")
+        ax.grid(alpha=0.3)
+    # iperf3's first second (the socket buffer filling) can be far above
+    # the link rate: cut it rather than flatten everything else.
+    axes[0, 0].set_ylim(0, 1.25 * top)
+    axes[0, 0].legend(fontsize=7, ncol=3, loc="upper right")
+    axes[-1, 0].set_xlabel("time since t0 (s); dashed: end of the call's warm-up")
+    fig.suptitle(f"{title}: rates", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def ccid3_series(picked, flow, title):
+    fig, axes = plt.subplots(len(picked), 1, figsize=(10, 2 * len(picked) + 0.8),
+                             sharex=True, sharey=True, squeeze=False)
+    for ax, (policy, run) in zip(axes[:, 0], picked):
+        cc, f = run.cc[flow], run.flows[flow]
+        ax.step(cc["t"], cc["x"] * 8 / 1000, where="post", label="X (allowed rate)")
+        ax.step(cc["t"], cc["x_recv"] * 8 / 1000, where="post", linewidth=0.8,
+                label="X_recv")
+        ax.axhline(stats.class_rate_Bps(f, "audio") * 8 / 1000, color="red",
+                   linestyle="--", linewidth=1, label="audio rate")
+        ax.set_yscale("log")
+        ax.axvline(f.start + run.warmup_s, color="grey", linestyle="--", linewidth=0.8)
+        ax.set_ylabel("kbit/s")
+        ax.set_title(f"{policy}  (seed {run.meta['seed']})", fontsize=9, loc="left")
+        ax.grid(alpha=0.3)
+    axes[0, 0].legend(fontsize=7, ncol=3, loc="lower right")
+    axes[-1, 0].set_xlabel("time since t0 (s); dashed: end of the call's warm-up")
+    fig.suptitle(f"{title}: CCID3 state", fontsize=9)
+    fig.tight_layout()
+    return fig

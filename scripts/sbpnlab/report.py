@@ -1,0 +1,338 @@
+# SPDX-License-Identifier: GPL-2.0
+"""`sbpn-lab report RESULTS_DIR`: the tables and figures of one campaign.
+
+Reads every run directory of the campaign (never runs anything), lists the
+runs it cannot use and why (failed, incomplete, not run, unreadable),
+groups the complete runs into comparisons (same scenario and sweep point
+except the policy), and for each prints a table with a row per policy:
+on-time and received fraction of audio and video (mean, 95 % Student-t
+interval, min/median/max over runs), the share of time CCID3's allowed
+rate X was below the audio rate, the differences to the baseline policy
+paired by seed, and audio loss against jitter-buffer size.  The same goes
+to summary.txt, summary.md and summary.csv (every metric, long form) and
+runs.csv (one row per run and flow) in the output directory, with the
+figures of sbpnlab.plots.  Result files of a newer format are refused.
+Definitions: Documentation/statistics.rst.  Needs the project's venv
+(scripts/venv.sh); the runner's command line imports this module only for
+`sbpn-lab report`.
+"""
+import csv
+import json
+import math
+import os
+import re
+import sys
+
+import numpy as np
+
+from . import plots, stats
+
+MAIN_COLUMNS = (("audio", "on_time_frac", "audio on time %"),
+                ("audio", "received_frac", "audio received %"),
+                ("video", "on_time_frac", "video on time %"),
+                ("video", "received_frac", "video received %"))
+
+
+def add_arguments(parser):
+    parser.add_argument("results_dir", metavar="RESULTS_DIR",
+                        help="a campaign directory, results/<campaign>, with one "
+                        "sub-directory per run")
+    parser.add_argument("--out", metavar="DIR",
+                        help="where tables and figures go (default RESULTS_DIR/report)")
+    parser.add_argument("--baseline", default="simple", metavar="POLICY",
+                        help="the policy the others are paired with by seed "
+                        "(default simple)")
+    parser.add_argument("--jitter-buffer-ms", type=float, default=40, metavar="MS",
+                        help="jitter buffer for the audio loss-period levels (default 40)")
+    parser.add_argument("--no-figures", action="store_true",
+                        help="tables only (faster)")
+
+
+def run(args):
+    """Make the report; 0 ok, 1 no complete run to report, 2 bad input."""
+    if not os.path.isdir(args.results_dir):
+        print(f"sbpn-lab report: {args.results_dir}: not a directory", file=sys.stderr)
+        return 2
+    if args.jitter_buffer_ms < 0:
+        print("sbpn-lab report: --jitter-buffer-ms: expected a number >= 0",
+              file=sys.stderr)
+        return 2
+    out = args.out or os.path.join(args.results_dir, "report")
+    runs, unusable, too_new = scan(args.results_dir, out)
+    if too_new:
+        for msg in too_new:
+            print(f"sbpn-lab report: {msg}", file=sys.stderr)
+        print("sbpn-lab report: refusing to report a campaign with result files of a "
+              "newer format", file=sys.stderr)
+        return 2
+    rows = []
+    for r in runs:
+        try:
+            rows += stats.run_metrics(r, args.jitter_buffer_ms / 1000)
+        except KeyError as e:
+            unusable.append((os.path.basename(r.dir), f"unreadable: meta.json has no {e}"))
+    comparisons = group(rows)
+    os.makedirs(out, exist_ok=True)
+    text, md, long_rows, figures = [], [], [], []
+    unusable.sort()
+    if unusable:
+        text.append(f"Runs not used ({len(unusable)}):")
+        md.append(f"## Runs not used ({len(unusable)})\n")
+        for run_id, why in unusable:
+            text.append(f"  {run_id}: {why}")
+            md.append(f"- `{run_id}`: {why}")
+        text.append("")
+        md.append("")
+    if not comparisons:
+        text.append(f"No complete run in {args.results_dir}.")
+    for key, crows in comparisons.items():
+        t, m, lr = comparison_tables(key, crows, args.baseline, args.jitter_buffer_ms)
+        text += t
+        md += m
+        long_rows += lr
+        if not args.no_figures:
+            figures += plots.draw_comparison(
+                out, slug(key), key_title(key), crows,
+                [r for r in runs if r.dir in {x["dir"] for x in crows}])
+    print("\n".join(text))
+    write(out, "summary.txt", "\n".join(text) + "\n")
+    write(out, "summary.md", "\n".join(md) + "\n")
+    write_csv(os.path.join(out, "summary.csv"), long_rows)
+    write_csv(os.path.join(out, "runs.csv"), [flat(r) for r in rows])
+    print(f"\nwritten: {out}/summary.txt, summary.md, summary.csv, runs.csv"
+          + (f", {len(figures)} figures in figures/" if figures else ""))
+    return 0 if comparisons else 1
+
+
+# ---- reading the campaign ---------------------------------------------------
+
+def scan(campaign_dir, out_dir):
+    """(loaded Runs, [(run id, why not used)], [messages about newer formats])."""
+    runs, unusable, too_new = [], [], []
+    present = sorted(d for d in os.listdir(campaign_dir)
+                     if os.path.isdir(os.path.join(campaign_dir, d))
+                     and os.path.abspath(os.path.join(campaign_dir, d)) !=
+                     os.path.abspath(out_dir))
+    index = os.path.join(campaign_dir, "campaign.json")
+    if os.path.exists(index):
+        try:
+            with open(index, encoding="utf-8") as f:
+                listed = json.load(f)
+            if listed.get("format", 0) > stats.RESULTS_FORMAT:
+                too_new.append(f"{index}: format {listed['format']} is newer than this "
+                               f"analysis (reads up to {stats.RESULTS_FORMAT})")
+            unusable += [(r, "not run (listed in campaign.json, no directory)")
+                         for r in listed.get("runs", []) if r not in present]
+        except (OSError, ValueError, AttributeError) as e:
+            unusable.append(("campaign.json", f"unreadable: {e}"))
+    for d in present:
+        path = os.path.join(campaign_dir, d)
+        if not os.path.exists(os.path.join(path, "meta.json")):
+            if any(f.startswith(("media-", "tcp-")) for f in os.listdir(path)):
+                unusable.append((d, "incomplete: no meta.json"))
+            continue
+        try:
+            meta = stats.read_meta(path)
+        except stats.TooNewError as e:
+            too_new.append(str(e))
+            continue
+        except stats.FormatError as e:
+            unusable.append((d, f"unreadable: {e}"))
+            continue
+        if meta.get("status") != "complete":
+            unusable.append((d, f"{meta.get('status', 'no status')}: "
+                             f"{meta.get('reason') or 'no reason given'}"))
+            continue
+        try:
+            run = stats.Run(path)
+        except stats.FormatError as e:
+            unusable.append((d, f"unreadable: {e}"))
+            continue
+        except KeyError as e:
+            unusable.append((d, f"unreadable: meta.json has no {e}"))
+            continue
+        partial = [n for n, f in run.flows.items() if not f.complete]
+        if partial:
+            unusable.append((d, f"incomplete records of {', '.join(partial)}"))
+        elif not run.flows:
+            unusable.append((d, "no media records"))
+        else:
+            runs.append(run)
+    return runs, unusable, too_new
+
+
+def group(rows):
+    """{(scenario, params without policy, flow): [rows]}: one comparison each."""
+    out = {}
+    for r in rows:
+        key = (r["scenario"], tuple(sorted((k, str(v)) for k, v in r["params"].items())),
+               r["flow"])
+        out.setdefault(key, []).append(r)
+    return dict(sorted(out.items()))
+
+
+def key_title(key):
+    scenario, params, flow = key
+    extra = " ".join(f"{k}={v}" for k, v in params)
+    return f"{scenario} {extra} flow {flow}".replace("  ", " ")
+
+
+def slug(key):
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", key_title(key)).strip("_")
+
+
+# ---- tables -----------------------------------------------------------------
+
+def cell(s, scale=100):
+    """'71.2 ±3.1 (66.0/71.5/75.2)': mean ±95 % CI (min/median/max)."""
+    if s["n"] == 0:
+        return "-"
+
+    def num(x):
+        return fmt(x * scale)
+
+    ci = "" if math.isnan(s["ci"]) else f" ±{num(s['ci'])}"
+    return f"{num(s['mean'])}{ci} ({num(s['min'])}/{num(s['median'])}/{num(s['max'])})"
+
+
+def fmt(x, digits=1):
+    """A number for a table: "-" if there is none, never "-0.0"."""
+    if math.isnan(x):
+        return "-"
+    return f"{x:.{digits}f}" if round(x, digits) != 0 else f"{0:.{digits}f}"
+
+
+def comparison_tables(key, rows, baseline, buffer_ms):
+    """(text lines, markdown lines, long csv rows) of one comparison."""
+    by_policy = {p: [r for r in rows if r["policy"] == p] for p in stats.policies(rows)}
+    # Every numeric metric any row has (UDP flows have no qpolicy counters).
+    metrics = list(dict.fromkeys(k for r in rows for k, v in r.items()
+                                 if isinstance(v, (int, float))
+                                 and k not in ("seed", "repetition")))
+    summaries = {(p, m): stats.summary([r.get(m, math.nan) for r in rs])
+                 for p, rs in by_policy.items() for m in metrics}
+    title = key_title(key)
+    tables = [main_table(by_policy, summaries),
+              paired_table(by_policy, baseline, summaries),
+              jitter_table(by_policy, summaries, buffer_ms),
+              ipdv_table(by_policy),
+              where_table(by_policy, summaries)]
+    text, md = [f"== {title}"], [f"## {title}", ""]
+    for note, head, table in tables:
+        text += [note] + (aligned(head, table) if table else []) + [""]
+        md += [note, ""] + (markdown(head, table) if table else []) + [""]
+    long_rows = [{"comparison": title, "policy": p, "metric": m, "n": s["n"],
+                  "mean": s["mean"], "ci95": s["ci"], "min": s["min"],
+                  "median": s["median"], "max": s["max"]}
+                 for (p, m), s in summaries.items()]
+    return text, md, long_rows
+
+
+def main_table(by_policy, summaries):
+    head = ["policy", "runs"] + [c[2] for c in MAIN_COLUMNS] + ["X < audio rate %"]
+    table = [[p, str(len(rs))] + [cell(summaries[p, f"{c}.{m}"]) for c, m, _ in MAIN_COLUMNS]
+             + [cell(summaries[p, "stall"])] for p, rs in by_policy.items()]
+    return ("mean ±95 % CI (Student's t) (min/median/max) over runs; warm-up discarded",
+            head, table)
+
+
+def paired_table(by_policy, baseline, summaries):
+    """Differences to the baseline of runs with the same seed (the same media
+    schedule); the summaries are added to summaries as paired_<metric>."""
+    base = {r["key"]: r for r in by_policy.get(baseline, [])}
+    if not base:
+        return f"no run of the baseline policy '{baseline}': no paired differences", [], []
+    columns = MAIN_COLUMNS[::2]          # the on-time fractions
+    head = ["policy", "pairs"] + [f"Δ {label[:-2]} pp" for _, _, label in columns]
+    table = []
+    for p, rs in by_policy.items():
+        if p == baseline:
+            continue
+        other = {r["key"]: r for r in rs}
+        row = [p, ""]
+        for cls, m, _ in columns:
+            s = stats.paired({k: v[f"{cls}.{m}"] for k, v in base.items()},
+                             {k: v[f"{cls}.{m}"] for k, v in other.items()})
+            summaries[p, f"paired_{cls}.{m}"] = s
+            row[1] = str(s["n"])
+            row.append(cell(s))
+        table.append(row)
+    return (f"differences to {baseline} of runs with the same seed, percentage points",
+            head, table)
+
+
+def jitter_table(by_policy, summaries, buffer_ms):
+    head = ["policy"] + [f"{b} ms" for b in stats.JITTER_BUFFERS_MS] + [
+        f"levels 0-1 @{buffer_ms:g} ms"]
+    table = [[p] + [fmt(summaries[p, f"audio.loss_jb{b}"]["mean"] * 100)
+                    for b in stats.JITTER_BUFFERS_MS]
+             + [fmt(summaries[p, "audio.acceptable"]["mean"] * 100)] for p in by_policy]
+    return ("audio lost or later than min delay + jitter buffer, % (mean over runs); "
+            "last column: packets at loss-period level 0 or 1, %", head, table)
+
+
+def where_table(by_policy, summaries):
+    """Where the packets went and how the link was shared (means over runs)."""
+    head = ["policy", "refused %", "expired", "evicted", "reordered", "Jain",
+            "utilisation %"]
+    table = []
+    for p, rs in by_policy.items():
+        scheduled = sum(r[f"{c}.scheduled"] for r in rs for c in stats.CLASSES)
+        accepted = sum(r[f"{c}.accepted"] for r in rs for c in stats.CLASSES)
+        # A kernel without the counters gives none: "-".
+        mean = {m: summaries.get((p, m), {"mean": math.nan})["mean"] for m in
+                ("qpolicy_expired", "qpolicy_evicted", "reordered", "jain", "utilisation")}
+        table.append([p, fmt(100 * (1 - accepted / scheduled)), fmt(mean["qpolicy_expired"]),
+                      fmt(mean["qpolicy_evicted"]), fmt(mean["reordered"]),
+                      fmt(mean["jain"], 2), fmt(100 * mean["utilisation"])])
+    return ("refused: packets sendmsg() did not accept (EAGAIN), after warm-up; expired, "
+            "evicted (in the sender's kernel queue) and reordered: packets per run, whole "
+            "call; Jain and utilisation: over the call's window", head, table)
+
+
+def ipdv_table(by_policy):
+    """IPDV pooled over runs, as Jarvinen et al.'s table 1; pairs are formed
+    within each run only."""
+    head = ["policy", "class"] + [{0: "min", 100: "max"}.get(q, f"{q}%")
+                                  for q in stats.PERCENTILES]
+    table = []
+    for p, rs in by_policy.items():
+        for cls in stats.CLASSES:
+            v = np.concatenate([r[f"{cls}.ipdv"] for r in rs]) * 1000
+            table.append([p, cls] + [fmt(x) for x in stats.percentiles(v, stats.PERCENTILES)])
+    return "IPDV, consecutive-packet form (RFC 3393), ms, all runs pooled", head, table
+
+
+def aligned(head, table):
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *table)]
+    return ["  ".join(str(x).ljust(w) for x, w in zip(line, widths)).rstrip()
+            for line in [head] + table]
+
+
+def markdown(head, table):
+    return ["| " + " | ".join(line) + " |" for line in
+            [head, ["---"] * len(head)] + table]
+
+
+def flat(row):
+    """A runs.csv row: the scalar metrics of a run and flow."""
+    out = {k: v for k, v in row.items()
+           if k != "dir" and isinstance(v, (str, int, float))}
+    out.update({f"param.{k}": v for k, v in row["params"].items()})
+    out.update({f"param.{k}": v for k, v in row["params"].items()})
+    return out
+
+
+def write(out, name, text):
+    with open(os.path.join(out, name), "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def write_csv(path, rows):
+    fields = []
+    for r in rows:
+        fields += [k for k in r if k not in fields]
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)

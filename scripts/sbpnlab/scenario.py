@@ -1,0 +1,405 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Read, check and expand scenario files (Documentation/testbed.rst).
+
+load(path) parses a TOML scenario, checks every field (unknown keys are
+errors), fills in the defaults and returns a Scenario.  Scenario.runs()
+expands the [sweep] table's cross product and the repetitions into RunSpecs,
+each with its own fully resolved configuration.  Errors raise ScenarioError
+as "FILE:LINE: field 'a.b': expected ..., got ..."; the line is tomllib's
+for syntax errors and found by a small scan of the file for the others.
+"""
+import copy
+import itertools
+import math
+import os
+import re
+import tomllib
+
+POLICIES = ("simple", "prio", "sbpn1", "sbpn2", "sbpn3")
+# A sweep "policy" may also name another transport for the media flows.
+SWEEP_POLICIES = POLICIES + ("udp", "tcp")
+RATE_UNITS = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9}
+
+
+class ScenarioError(Exception):
+    """A scenario file that cannot be used; str() names file, line, field."""
+
+
+def parse_rate(text):
+    """'1mbit' -> 1000000 (bit/s, tc's SI units); ValueError if malformed."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(bit|kbit|mbit|gbit)", str(text).strip().lower())
+    if not m:
+        raise ValueError
+    bps = round(float(m.group(1)) * RATE_UNITS[m.group(2)])
+    if bps < 8000:
+        raise ValueError
+    return bps
+
+
+class _Checker:
+    """Typed field access with errors that point into the file."""
+
+    def __init__(self, path, text):
+        self.path = path
+        self.lines = text.splitlines()
+
+    def line_of(self, keys):
+        """Best-effort line of a key path like ('media', 1, 'policy')."""
+        table, index = [], {}
+        want_table = [k for k in keys[:-1] if not isinstance(k, int)]
+        want_index = next((k for k in keys if isinstance(k, int)), None)
+        found_table = None
+        for n, raw in enumerate(self.lines, 1):
+            line = raw.split("#", 1)[0].strip()
+            m = re.fullmatch(r"\[\[\s*([\w.]+)\s*\]\]", line)
+            if m:
+                table = m.group(1).split(".")
+                index[m.group(1)] = index.get(m.group(1), -1) + 1
+                idx = index[m.group(1)]
+            else:
+                m = re.fullmatch(r"\[\s*([\w.]+)\s*\]", line)
+                if m:
+                    table, idx = m.group(1).split("."), None
+            if m:
+                if table == list(keys) or (table == want_table + [str(keys[-1])]):
+                    found_table = n
+                continue
+            if table == want_table and (want_index is None or idx == want_index):
+                key = re.match(r'"?([\w]+)"?\s*=', line)
+                if key and key.group(1) == str(keys[-1]):
+                    return n
+        return found_table
+
+    def fail(self, keys, expected, got=None):
+        dotted = ".".join(f"[{k}]" if isinstance(k, int) else k for k in keys)
+        dotted = dotted.replace(".[", "[")
+        line = self.line_of(keys) if keys else None
+        where = f"{self.path}:{line}" if line else self.path
+        tail = "" if got is None else f", got {got!r}"
+        raise ScenarioError(f"{where}: field '{dotted}': expected {expected}{tail}")
+
+    def table(self, data, keys, allowed, required=()):
+        if not isinstance(data, dict):
+            self.fail(keys, "a table", data)
+        for k in data:
+            if k not in allowed:
+                self.fail(keys + (k,), "one of the known keys " + ", ".join(sorted(allowed)),
+                          "unknown key")
+        for k in required:
+            if k not in data:
+                self.fail(keys + (k,), "this required field (it is missing)")
+        return data
+
+    def number(self, data, keys, default, lo, hi, integer=False):
+        v = data.get(keys[-1], default)
+        kind = "an integer" if integer else "a number"
+        ok_type = isinstance(v, int) if integer else isinstance(v, (int, float))
+        if isinstance(v, bool) or not ok_type or not (lo <= v <= hi) or \
+                (isinstance(v, float) and math.isnan(v)):
+            self.fail(keys, f"{kind} in {lo}..{hi}", v)
+        return v
+
+    def choice(self, data, keys, default, options):
+        v = data.get(keys[-1], default)
+        if v not in options:
+            self.fail(keys, "one of " + ", ".join(map(str, options)), v)
+        return v
+
+    def string(self, data, keys, default):
+        v = data.get(keys[-1], default)
+        if not isinstance(v, str):
+            self.fail(keys, "a string", v)
+        return v
+
+    def rate(self, data, keys, default=None):
+        v = data.get(keys[-1], default)
+        if v is None:
+            return None
+        try:
+            parse_rate(v)
+        except ValueError:
+            self.fail(keys, 'a rate of at least 8kbit such as "1mbit" (units bit, kbit, '
+                      'mbit, gbit)', v)
+        return str(v).strip().lower()
+
+
+def _check_link(c, link, duration):
+    k = ("link",)
+    c.table(link, k, {"rate", "delay_fwd_ms", "delay_rev_ms", "loss_pct", "queue_packets",
+                      "queue_bytes", "shaper", "burst_bytes", "rate_rev", "schedule"},
+            required=("rate",))
+    out = {
+        "rate": c.rate(link, k + ("rate",)),
+        "delay_fwd_ms": c.number(link, k + ("delay_fwd_ms",), 0, 0, 10000),
+        "delay_rev_ms": c.number(link, k + ("delay_rev_ms",), 0, 0, 10000),
+        "loss_pct": c.number(link, k + ("loss_pct",), 0, 0, 100),
+        "shaper": c.choice(link, k + ("shaper",), "tbf", ("tbf", "netem")),
+        "burst_bytes": c.number(link, k + ("burst_bytes",), 3000, 1600, 10**7, integer=True),
+        "rate_rev": c.rate(link, k + ("rate_rev",)),
+    }
+    if "queue_packets" in link and "queue_bytes" in link:
+        c.fail(k + ("queue_bytes",), "either queue_packets or queue_bytes, not both")
+    if "queue_bytes" in link:
+        if out["shaper"] == "netem":
+            c.fail(k + ("queue_bytes",), "queue_packets: netem counts its limit in packets")
+        out["queue_bytes"] = c.number(link, k + ("queue_bytes",), 0, 1600, 10**8, integer=True)
+    else:
+        out["queue_packets"] = c.number(link, k + ("queue_packets",), 20, 1, 100000,
+                                        integer=True)
+    if "schedule" in link:
+        out["schedule"] = _check_schedule(c, link["schedule"], duration)
+    return out
+
+
+def _check_schedule(c, s, duration):
+    k = ("link", "schedule")
+    c.table(s, k, {"kind", "at_s", "rate", "period_s", "high", "low", "step_s", "rates",
+                   "start_s"}, required=("kind",))
+    kind = c.choice(s, k + ("kind",), None, ("step", "square", "staircase"))
+    need = {"step": ("at_s", "rate"), "square": ("period_s", "high", "low"),
+            "staircase": ("step_s", "rates")}[kind]
+    extra = set(s) - set(need) - {"kind", "start_s"}
+    if extra:
+        name = sorted(extra)[0]
+        c.fail(k + (name,), f"only {', '.join(need)} and start_s for kind '{kind}'",
+               "a field of another kind")
+    for name in need:
+        if name not in s:
+            c.fail(k + (name,), f"this field for kind '{kind}' (it is missing)")
+    out = {"kind": kind}
+    if kind == "step":
+        out["at_s"] = c.number(s, k + ("at_s",), None, 0, duration)
+        out["rate"] = c.rate(s, k + ("rate",))
+        return out
+    out["start_s"] = c.number(s, k + ("start_s",), 0, 0, duration)
+    if kind == "square":
+        out["period_s"] = c.number(s, k + ("period_s",), None, 0.05, 3600)
+        out["high"] = c.rate(s, k + ("high",))
+        out["low"] = c.rate(s, k + ("low",))
+    else:
+        out["step_s"] = c.number(s, k + ("step_s",), None, 0.05, 3600)
+        rates = s["rates"]
+        if not isinstance(rates, list) or not rates:
+            c.fail(k + ("rates",), "a non-empty list of rates", rates)
+        out["rates"] = [c.rate({"rates": r}, k + ("rates",)) for r in rates]
+    return out
+
+
+def _check_tcp(c, entries, duration):
+    out = []
+    if not isinstance(entries, list):
+        c.fail(("tcp",), "an array of tables [[tcp]]", entries)
+    for i, t in enumerate(entries):
+        k = ("tcp", i)
+        c.table(t, k, {"flows", "cc", "direction", "start_s", "stop_s", "write_bytes", "mss"})
+        e = {
+            "flows": c.number(t, k + ("flows",), 1, 0, 64, integer=True),
+            "cc": c.choice(t, k + ("cc",), "reno", ("reno", "cubic")),
+            "direction": c.choice(t, k + ("direction",), "forward", ("forward", "reverse")),
+            "start_s": c.number(t, k + ("start_s",), 0, 0, duration),
+            "stop_s": c.number(t, k + ("stop_s",), duration, 0, duration),
+            "write_bytes": c.number(t, k + ("write_bytes",), 519, 1, 1 << 20, integer=True),
+        }
+        if "mss" in t:
+            e["mss"] = c.number(t, k + ("mss",), None, 88, 9000, integer=True)
+        if e["stop_s"] - e["start_s"] < 1:
+            c.fail(k + ("stop_s",), "at least 1 s after start_s (iperf3 runs whole seconds)",
+                   e["stop_s"])
+        out.append(e)
+    return out
+
+
+def _check_short(c, entries, duration):
+    out = []
+    if not isinstance(entries, list):
+        c.fail(("short_tcp",), "an array of tables [[short_tcp]]", entries)
+    for i, t in enumerate(entries):
+        k = ("short_tcp", i)
+        c.table(t, k, {"count", "size_bytes", "window_s", "initcwnd", "cc"},
+                required=("count", "size_bytes"))
+        w = t.get("window_s", [0, duration])
+        if (not isinstance(w, list) or len(w) != 2 or
+                not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in w)
+                or not 0 <= w[0] <= w[1] <= duration):
+            c.fail(k + ("window_s",), f"[from, to] with 0 <= from <= to <= {duration}", w)
+        out.append({
+            "count": c.number(t, k + ("count",), None, 1, 10000, integer=True),
+            "size_bytes": c.number(t, k + ("size_bytes",), None, 1, 1 << 30, integer=True),
+            "window_s": list(w),
+            "initcwnd": c.choice(t, k + ("initcwnd",), 10, (3, 10)),
+            "cc": c.choice(t, k + ("cc",), "reno", ("reno", "cubic")),
+        })
+    return out
+
+
+def _check_media(c, entries, duration, base):
+    if not isinstance(entries, list) or not entries:
+        c.fail(("media",), "at least one [[media]] table", entries)
+    out, names = [], set()
+    for i, m in enumerate(entries):
+        k = ("media", i)
+        c.table(m, k, {"name", "source", "model", "trace", "transport", "policy", "ccid",
+                       "tx_qlen", "lifetime_ms", "start_s"})
+        e = {
+            "name": c.string(m, k + ("name",), f"flow{i}"),
+            "source": c.choice(m, k + ("source",), "ekiga", ("ekiga", "cbr", "trace")),
+            "transport": c.choice(m, k + ("transport",), "dccp", ("dccp", "udp", "tcp")),
+            "policy": c.choice(m, k + ("policy",), "simple", POLICIES),
+            "ccid": c.choice(m, k + ("ccid",), 3, (2, 3)),
+            "tx_qlen": c.number(m, k + ("tx_qlen",), 5, 0, 100000, integer=True),
+            "lifetime_ms": c.number(m, k + ("lifetime_ms",), 200, 0, 600000, integer=True),
+            "start_s": c.number(m, k + ("start_s",), 0, 0, duration),
+        }
+        if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", e["name"]) or e["name"] in names:
+            c.fail(k + ("name",), "a unique name of letters, digits, _ and - (1-32)",
+                   e["name"])
+        names.add(e["name"])
+        for f in ("model", "trace"):
+            if f in m:
+                p = c.string(m, k + (f,), None)
+                p = os.path.normpath(os.path.join(base, p))
+                if not os.path.isfile(p):
+                    c.fail(k + (f,), "an existing file (relative to the scenario)", m[f])
+                e[f] = p
+        if e["source"] == "trace" and "trace" not in e:
+            c.fail(k + ("trace",), "a trace file for source 'trace' (it is missing)")
+        if e["source"] != "trace" and "trace" in e:
+            c.fail(k + ("trace",), "no trace unless source = 'trace'", m["trace"])
+        out.append(e)
+    return out
+
+
+SWEEP_KEYS = {
+    "policy": lambda c, s, k: c.choice(s, k, None, SWEEP_POLICIES),
+    "ccid": lambda c, s, k: c.choice(s, k, None, (2, 3)),
+    "tx_qlen": lambda c, s, k: c.number(s, k, None, 0, 100000, integer=True),
+    "lifetime_ms": lambda c, s, k: c.number(s, k, None, 0, 600000, integer=True),
+    "rtt_ms": lambda c, s, k: c.number(s, k, None, 0, 20000),
+    "rate": lambda c, s, k: c.rate(s, k),
+    "loss_pct": lambda c, s, k: c.number(s, k, None, 0, 100),
+    "queue_packets": lambda c, s, k: c.number(s, k, None, 1, 100000, integer=True),
+}
+
+
+def _check_sweep(c, sweep):
+    c.table(sweep, ("sweep",), set(SWEEP_KEYS))
+    out = {}
+    for name, values in sweep.items():
+        k = ("sweep", name)
+        if not isinstance(values, list) or not values:
+            c.fail(k, "a non-empty list of values", values)
+        checked = [SWEEP_KEYS[name](c, {name: v}, k) for v in values]
+        if len(set(map(str, checked))) != len(checked):
+            c.fail(k, "distinct values", values)
+        out[name] = checked
+    return out
+
+
+def apply_point(config, point):
+    """A copy of config with the sweep parameters of point applied."""
+    cfg = copy.deepcopy(config)
+    for name, v in point.items():
+        if name == "policy":
+            for m in cfg["media"]:
+                if v in POLICIES:
+                    m["transport"], m["policy"] = "dccp", v
+                else:
+                    m["transport"] = v
+        elif name in ("ccid", "tx_qlen", "lifetime_ms"):
+            for m in cfg["media"]:
+                m[name] = v
+        elif name == "rtt_ms":
+            cfg["link"]["delay_fwd_ms"] = cfg["link"]["delay_rev_ms"] = v / 2
+        elif name == "queue_packets":
+            cfg["link"].pop("queue_bytes", None)
+            cfg["link"]["queue_packets"] = v
+        else:
+            cfg["link"][name] = v
+    return cfg
+
+
+def run_id(point, rep):
+    """Directory name of one run: the sweep parameters, then the repetition."""
+    parts = [f"{k}={v}" for k, v in point.items()] + [f"rep={rep:02d}"]
+    return ",".join(parts)
+
+
+class RunSpec:
+    """One run: its id, sweep point, repetition, seed and resolved config."""
+
+    def __init__(self, scenario, point, rep):
+        self.scenario = scenario
+        self.point = point
+        self.rep = rep
+        # Paired seeds: the seed depends on the repetition only, so every
+        # policy (and every other sweep value) sees the same media schedule.
+        self.seed = scenario.config["scenario"]["seed"] + rep - 1
+        self.id = run_id(point, rep)
+        self.config = apply_point(scenario.config, point)
+
+
+class Scenario:
+    """A checked scenario: raw (parsed TOML), config (defaults filled), sweep."""
+
+    def __init__(self, path, raw, config, sweep):
+        self.path, self.raw, self.config, self.sweep = path, raw, config, sweep
+        self.name = config["scenario"]["name"]
+
+    def points(self):
+        names = list(self.sweep)
+        return [dict(zip(names, vals))
+                for vals in itertools.product(*(self.sweep[n] for n in names))]
+
+    def runs(self):
+        """Repetition-major order: each repetition covers every sweep point
+        before the next starts, so a partial campaign stays paired."""
+        reps = self.config["scenario"]["repetitions"]
+        return [RunSpec(self, p, r) for r in range(1, reps + 1) for p in self.points()]
+
+
+def load(path):
+    """Parse and check a scenario file; raise ScenarioError naming the problem."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise ScenarioError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+        raw = tomllib.loads(text)
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{path}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(e))
+        where = f"{path}:{m.group(1)}" if m else path
+        msg = re.sub(r"\s*\(at line.*\)", "", str(e))
+        raise ScenarioError(f"{where}: TOML syntax: {msg}") from None
+    c = _Checker(path, text)
+    c.table(raw, (), {"scenario", "link", "tcp", "short_tcp", "media", "sweep"},
+            required=("scenario", "link", "media"))
+    s = raw["scenario"]
+    k = ("scenario",)
+    c.table(s, k, {"name", "description", "duration_s", "warmup_s", "repetitions", "seed"},
+            required=("name", "duration_s"))
+    head = {
+        "name": c.string(s, k + ("name",), None),
+        "description": c.string(s, k + ("description",), ""),
+        "duration_s": c.number(s, k + ("duration_s",), None, 2, 86400),
+        "repetitions": c.number(s, k + ("repetitions",), 1, 1, 1000, integer=True),
+        "seed": c.number(s, k + ("seed",), 1, 0, 2**31, integer=True),
+    }
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", head["name"]) or head["name"][0] == ".":
+        c.fail(k + ("name",), "letters, digits, '_', '-', '.' (1-64, not starting with .)",
+               head["name"])
+    head["warmup_s"] = c.number(s, k + ("warmup_s",), 3, 0, head["duration_s"] - 1)
+    dur = head["duration_s"]
+    base = os.path.dirname(os.path.abspath(path))
+    config = {
+        "scenario": head,
+        "link": _check_link(c, raw["link"], dur),
+        "tcp": _check_tcp(c, raw.get("tcp", []), dur),
+        "short_tcp": _check_short(c, raw.get("short_tcp", []), dur),
+        "media": _check_media(c, raw["media"], dur, base),
+    }
+    sweep = _check_sweep(c, raw.get("sweep", {}))
+    return Scenario(path, raw, config, sweep)

@@ -1,0 +1,470 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Statistics of experiment runs: from result files to numbers.
+
+The definitions are in Documentation/statistics.rst.  Run(dir) reads one
+complete run directory (Documentation/results-format.rst): its meta.json,
+a MediaFlow per media-<name>.send.rec/.recv.rec pair, the CCID3 logs, the
+iperf3 results and link.log.  The functions below compute, per run and
+class: delivery(), delays(), ipdv(), usable(), loss_period_levels(); per
+flow: media_rates(), tcp_rates() in 0.4 s bins; per run: jain(),
+link_capacity(), stall_fraction(); run_metrics() gathers them all.  Across
+runs: summary() (mean, 95 % Student-t interval, min/median/max) and
+paired() (differences by seed).  Nothing here runs an experiment or draws.
+"""
+import glob
+import json
+import math
+import os
+import sys
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+from . import RESULTS_FORMAT
+from .scenario import parse_rate
+
+# The record reader is shared with the userspace tests: one reader per format.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "userspace", "tests"))
+import records  # noqa: E402
+
+CLASSES = ("audio", "video")
+POLICY_ORDER = ("simple", "prio", "sbpn1", "sbpn2", "sbpn3", "udp", "tcp")
+BIN_S = 0.4                 # De Cicco et al.'s rate sampling period
+PERCENTILES = (0, 25, 50, 75, 90, 95, 99, 100)
+JITTER_BUFFERS_MS = (20, 40, 60, 80, 100, 150, 200)
+# Loss-period levels (Jarvinen et al., table 2): 20 ms | 40-60 | 80-100 |
+# 120-180 | 200+ ms lost.  A run's length is a multiple of the packet
+# interval, so the limits sit half-way between the table's ranges.
+LEVEL_LIMITS_MS = (30, 70, 110, 190)
+
+
+class FormatError(Exception):
+    """A result file this code cannot read; str() names the file and why."""
+
+
+class TooNewError(FormatError):
+    """A result file of a newer format than this code knows."""
+
+
+# ---- reading ----------------------------------------------------------------
+
+def read_meta(run_dir):
+    """meta.json of a run; FormatError if missing, malformed or too new."""
+    path = os.path.join(run_dir, "meta.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            meta = json.load(f)
+    except FileNotFoundError:
+        raise FormatError(f"{path}: missing (the run did not get far)") from None
+    except (OSError, ValueError) as e:
+        raise FormatError(f"{path}: not readable JSON: {e}") from None
+    version = meta.get("format") if isinstance(meta, dict) else None
+    if not isinstance(version, int):
+        raise FormatError(f"{path}: no integer 'format' field")
+    if version > RESULTS_FORMAT:
+        raise TooNewError(f"{path}: format {version} is newer than this analysis "
+                          f"(reads up to {RESULTS_FORMAT}): update scripts/sbpnlab")
+    return meta
+
+
+class MediaFlow:
+    """One media flow: the sender's schedule joined with the receiver's lines.
+
+    Arrays are in schedule order (seq); times are seconds from the run's t0;
+    recv is NaN for a packet that did not arrive, expiry +inf for none.
+    """
+
+    def __init__(self, name, send, recv, t0_ns):
+        rows = send.rows
+        seqs = [int(r["seq"]) for r in rows]
+        if seqs != list(range(len(rows))):
+            raise FormatError(f"{name}: sender seqs are not 0..{len(rows) - 1} in order")
+
+        def secs(key, rs):
+            return (np.array([int(r[key]) for r in rs], dtype=np.int64) - t0_ns) / 1e9
+
+        self.name, self.meta = name, send.meta
+        self.complete = send.complete and recv.complete
+        self.start = (int(send.meta["start_ns"]) - t0_ns) / 1e9
+        self.cls = np.array([r["class"] for r in rows])
+        self.bits = np.array([8 * int(r["size"]) for r in rows], dtype=float)
+        self.planned, self.sent = secs("planned_ns", rows), secs("sent_ns", rows)
+        raw_expiry = np.array([int(r["expiry_ns"]) for r in rows], dtype=np.int64)
+        self.expiry = np.where(raw_expiry == 0, np.inf, (raw_expiry - t0_ns) / 1e9)
+        self.accepted = np.array([r["result"] == "ok" for r in rows])
+        self.recv = np.full(len(rows), np.nan)
+        # Receiver lines are in arrival order: count what came out of order.
+        self.duplicates = self.reordered = 0
+        highest = -1
+        arrived = secs("recv_ns", recv.rows)
+        for r, t in zip(recv.rows, arrived):
+            q = int(r["seq"])
+            if not 0 <= q < len(rows) or r["class"] != rows[q]["class"]:
+                raise FormatError(f"{name}: received seq {q} ({r['class']}) "
+                                  "does not match the sender's records")
+            if not np.isnan(self.recv[q]):
+                self.duplicates += 1
+                continue
+            self.recv[q] = t
+            self.reordered += q < highest
+            highest = max(highest, q)
+
+    def select(self, cls, warmup_s):
+        """Mask of the class's packets planned at least warmup_s after the
+        flow's start (the warm-up is discarded)."""
+        return (self.cls == cls) & (self.planned >= self.start + warmup_s)
+
+
+class Run:
+    """One complete run: meta, media flows, CCID3 logs, TCP flows, link log."""
+
+    def __init__(self, run_dir):
+        self.dir = run_dir
+        self.meta = read_meta(run_dir)
+        if self.meta.get("status") != "complete" or "t0_ns" not in self.meta:
+            raise FormatError(f"{run_dir}: run not complete: {self.meta.get('reason')}")
+        self.t0_ns = self.meta["t0_ns"]
+        sends = sorted(glob.glob(os.path.join(run_dir, "media-*.send.rec")))
+        self.flows, self.cc = {}, {}
+        for s in sends:
+            name = os.path.basename(s)[len("media-"):-len(".send.rec")]
+            r = s[:-len(".send.rec")] + ".recv.rec"
+            try:
+                self.flows[name] = MediaFlow(name, records.read(s), records.read(r),
+                                             self.t0_ns)
+            except (OSError, ValueError) as e:
+                raise FormatError(str(e)) from None
+            cc = s[:-len(".send.rec")] + ".cc.log"
+            if os.path.exists(cc):
+                self.cc[name] = read_cc_log(cc, self.t0_ns)
+        # TCP flow i is the i-th flow of the [[tcp]] groups, in order.
+        directions = [g["direction"] for g in self.meta["config"]["tcp"]
+                      for _ in range(g["flows"])]
+        self.tcp = {}
+        for i, info in enumerate(self.meta.get("tcp", [])):
+            self.tcp[f"tcp-{i}"] = {
+                "direction": directions[i],
+                "intervals": read_iperf(os.path.join(run_dir, f"tcp-{i}.json"),
+                                        info["started_s"])}
+        self.link_log = read_link_log(os.path.join(run_dir, "link.log"), self.t0_ns)
+
+    @property
+    def warmup_s(self):
+        return float(self.meta["config"]["scenario"]["warmup_s"])
+
+    @property
+    def duration_s(self):
+        return float(self.meta["config"]["scenario"]["duration_s"])
+
+    @property
+    def end_s(self):
+        """The end of the last activity: a process that starts late under
+        TCG shifts its flow past the scenario's duration."""
+        ends = [self.duration_s] + [f.sent.max() for f in self.flows.values() if len(f.sent)]
+        ends += [t["intervals"][1].max() for t in self.tcp.values() if len(t["intervals"][1])]
+        return float(max(ends))
+
+    def window(self, edges):
+        """Mask of the bins the run-level metrics use: from the first media
+        flow's start + warm-up to the last planned media packet."""
+        start = min(f.start for f in self.flows.values()) + self.warmup_s
+        end = max(f.planned.max() for f in self.flows.values())
+        return (edges[:-1] >= start) & (edges[1:] <= end + BIN_S)
+
+
+def read_cc_log(path, t0_ns):
+    """CCID3 state over time: dict of arrays t (s from t0), x and x_recv
+    (bytes/s); samples without CCID3 data (CCID 2) are dropped."""
+    try:
+        r = records.read(path, magic="# sbpn-cc 1")
+    except (OSError, ValueError) as e:
+        raise FormatError(str(e)) from None
+    rows = [x for x in r.rows if x["x_Bps"] != "-"]
+    col = {k: np.array([float(x[k]) for x in rows]) for k in ("t_ns", "x_Bps", "x_recv_Bps")}
+    return {"t": (col["t_ns"] - t0_ns) / 1e9, "x": col["x_Bps"], "x_recv": col["x_recv_Bps"]}
+
+
+def read_iperf(path, started_s):
+    """The intervals of an iperf3 client's --json as arrays (start_s, end_s,
+    bits): iperf3 counts from its own start, which the runner recorded as
+    started_s after t0 (the connection set-up is not subtracted)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        sums = [x["sum"] for x in doc["intervals"]]
+        return (np.array([x["start"] for x in sums]) + started_s,
+                np.array([x["end"] for x in sums]) + started_s,
+                np.array([8.0 * x["bytes"] for x in sums]))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise FormatError(f"{path}: not an iperf3 --json result ({e!r})") from None
+
+
+def read_link_log(path, t0_ns):
+    """Applied rate changes [(t_s from t0, bit/s)] from link.log ([] if none)."""
+    if not os.path.exists(path):
+        return []
+    try:
+        r = records.read(path, magic="# sbpn-link 1")
+    except (OSError, ValueError) as e:
+        raise FormatError(str(e)) from None
+    return [((int(x["applied_ns"]) - t0_ns) / 1e9, parse_rate(x["rate"]))
+            for x in r.rows if x["result"] == "ok"]
+
+
+# ---- per run and class ------------------------------------------------------
+
+def delivery(flow, cls, warmup_s):
+    """Counts and fractions of the class's scheduled packets after warm-up."""
+    sel = flow.select(cls, warmup_s)
+    got = sel & ~np.isnan(flow.recv)
+    on_time = got & (flow.recv <= flow.expiry)
+    n = int(sel.sum())
+    return {"scheduled": n, "accepted": int((sel & flow.accepted).sum()),
+            "received": int(got.sum()), "on_time": int(on_time.sum()),
+            "received_frac": got.sum() / n if n else math.nan,
+            "on_time_frac": on_time.sum() / n if n else math.nan}
+
+
+def delays(flow, cls, warmup_s):
+    """One-way delays (s, recv - sent) in schedule order, NaN where lost."""
+    sel = flow.select(cls, warmup_s)
+    return (flow.recv - flow.sent)[sel]
+
+
+def cdf(values):
+    """(sorted finite values, cumulative fraction 1/n .. 1)."""
+    x = np.sort(np.asarray(values)[np.isfinite(values)])
+    return x, np.arange(1, len(x) + 1) / len(x)
+
+
+def ipdv_samples(d):
+    """IPDV of a delay sequence in schedule order (NaN = lost), RFC 3393:
+    'consecutive': d[i] - d[i-1] for consecutive packets both received
+    (the form of Jarvinen et al.'s table 1); 'vs_min': d[i] - min(d), the
+    PDV form of RFC 5481.  Returns {form: array}."""
+    d = np.asarray(d, dtype=float)
+    pairs = d[1:] - d[:-1]
+    got = d[np.isfinite(d)]
+    return {"consecutive": pairs[np.isfinite(pairs)],
+            "vs_min": got - got.min() if len(got) else got}
+
+
+def ipdv(d):
+    """{form: percentiles (PERCENTILES)} of ipdv_samples(d)."""
+    return {k: percentiles(v, PERCENTILES) for k, v in ipdv_samples(d).items()}
+
+
+def percentiles(values, ps):
+    """np.percentile (linear interpolation), NaNs when there are no values."""
+    return np.percentile(values, ps) if len(values) else np.full(len(ps), np.nan)
+
+
+def usable(d, buffer_s):
+    """Which packets a receiver with a jitter buffer of buffer_s can play:
+    received, and delay <= base + buffer_s, base = the minimum delay
+    (Jarvinen et al.'s worst case).  Lost packets are not usable."""
+    d = np.asarray(d, dtype=float)
+    if not np.isfinite(d).any():
+        return np.zeros(len(d), dtype=bool)
+    with np.errstate(invalid="ignore"):
+        return d <= np.nanmin(d) + buffer_s
+
+
+def loss_period_levels(lost, interval_s):
+    """Level 0-5 of each packet (Jarvinen et al., table 2): 0 if not lost,
+    else by the length of its run of consecutive lost packets, counted as
+    run length x the packet interval: 20 ms (an isolated loss) 1, 40-60 ms
+    2, 80-100 ms 3, 120-180 ms 4, 200 ms and more 5."""
+    lost = np.asarray(lost, dtype=bool)
+    levels = np.zeros(len(lost), dtype=int)
+    i = 0
+    while i < len(lost):
+        if not lost[i]:
+            i += 1
+            continue
+        j = i
+        while j < len(lost) and lost[j]:
+            j += 1
+        gap_ms = (j - i) * interval_s * 1000
+        levels[i:j] = 1 + sum(gap_ms > limit for limit in LEVEL_LIMITS_MS)
+        i = j
+    return levels
+
+
+def packet_interval(flow, cls):
+    """The class's nominal packet interval: the median planned spacing
+    between successive instants (s)."""
+    steps = np.diff(np.unique(flow.planned[flow.cls == cls]))
+    return float(np.median(steps)) if len(steps) else math.nan
+
+
+# ---- rates (0.4 s bins) -----------------------------------------------------
+
+def bin_edges(end_s):
+    """Edges of the BIN_S bins from t0 that cover [0, end_s]."""
+    return np.arange(0, math.ceil(end_s / BIN_S - 1e-9) + 1) * BIN_S
+
+
+def media_rates(flow, edges):
+    """De Cicco et al.'s rates of a media flow per bin, bit/s of payload,
+    by the time the packet was handed to the socket: throughput = bits
+    sent (accepted by sendmsg), loss rate = bits sent and not received
+    (in the network or the sender's kernel queue), goodput = the difference."""
+    width = np.diff(edges)
+
+    def rate(mask):
+        return np.histogram(flow.sent[mask], bins=edges, weights=flow.bits[mask])[0] / width
+
+    got = flow.accepted & ~np.isnan(flow.recv)
+    return {"throughput": rate(flow.accepted), "goodput": rate(got),
+            "loss": rate(flow.accepted & np.isnan(flow.recv))}
+
+
+def tcp_rates(intervals, edges):
+    """iperf3 intervals (start, end, bits) spread evenly over their span
+    and summed per bin: bit/s the TCP sender wrote (its goodput, TCP being
+    reliable, once its socket buffer has filled)."""
+    start, end, bits = intervals
+    out = np.zeros(len(edges) - 1)
+    for s, e, b in zip(start, end, bits):
+        if e > s:
+            overlap = np.clip(edges[1:], s, e) - np.clip(edges[:-1], s, e)
+            out += b * overlap / (e - s)
+    return out / np.diff(edges)
+
+
+def jain(xs):
+    """Jain's fairness index (sum x)^2 / (n sum x^2): 1 when all equal,
+    1/n when one flow has everything."""
+    x = np.asarray(xs, dtype=float)
+    if len(x) == 0 or not (x > 0).any():
+        raise ValueError("Jain's index needs at least one positive rate")
+    return float(x.sum() ** 2 / (len(x) * (x ** 2).sum()))
+
+
+def link_capacity(run, edges):
+    """Forward bottleneck rate (bit/s) averaged over each bin: the scenario's
+    starting rate, then each change at the time link.log says it was
+    applied (or, without a log, when the schedule planned it)."""
+    initial, planned = run.meta["link"]["initial_rate"], run.meta["link"]["changes"]
+    steps = run.link_log or [(t, parse_rate(r)) for t, r in planned]
+    times = np.array([0.0] + [t for t, _ in steps])
+    rates = np.array([parse_rate(initial)] + [r for _, r in steps], dtype=float)
+    # Integrate the step function over each bin.
+    out = np.zeros(len(edges) - 1)
+    ends = np.append(times[1:], np.inf)
+    for t, e, r in zip(times, ends, rates):
+        out += r * (np.clip(edges[1:], t, e) - np.clip(edges[:-1], t, e))
+    return out / np.diff(edges)
+
+
+def stall_fraction(cc, rate_Bps, warmup_s, start_s=0.0):
+    """Fraction of CCID3 samples after warm-up with X below rate_Bps (the
+    samples are periodic, so this is the fraction of time)."""
+    sel = cc["t"] >= start_s + warmup_s
+    return float((cc["x"][sel] < rate_Bps).mean()) if sel.any() else math.nan
+
+
+def class_rate_Bps(flow, cls):
+    """The class's scheduled payload rate (bytes/s) while it is sending."""
+    sel = flow.cls == cls
+    interval = packet_interval(flow, cls)
+    per_instant = flow.bits[sel].sum() / 8 / len(np.unique(flow.planned[sel]))
+    return per_instant / interval
+
+
+# ---- all metrics of a run -------------------------------------------------
+
+def policy_of(meta, flow):
+    """A flow's row label: its DCCP policy, or its transport if not DCCP."""
+    m = next(x for x in meta["config"]["media"] if x["name"] == flow)
+    return m["policy"] if m["transport"] == "dccp" else m["transport"]
+
+
+def policies(rows):
+    """The policies of metric rows, in POLICY_ORDER, unknown ones last."""
+    found = {r["policy"] for r in rows}
+    return [p for p in POLICY_ORDER if p in found] + sorted(found - set(POLICY_ORDER))
+
+
+def run_metrics(run, buffer_s):
+    """One dict per media flow of a run: identity (run, policy, seed, ...)
+    and every per-run metric, after warm-up.  Loss-period levels are those
+    of the audio with a jitter buffer of buffer_s."""
+    meta, warm = run.meta, run.warmup_s
+    edges = bin_edges(run.end_s)
+    window = run.window(edges)
+    goodput = {n: media_rates(f, edges)["goodput"] for n, f in run.flows.items()}
+    goodput.update({n: tcp_rates(t["intervals"], edges) for n, t in run.tcp.items()})
+    means = [g[window].mean() for g in goodput.values()]
+    forward = sum(g for n, g in goodput.items()
+                  if run.tcp.get(n, {}).get("direction") != "reverse")
+    capacity = link_capacity(run, edges)
+    shared = {"jain": jain(means) if max(means) > 0 else math.nan,
+              "utilisation": float((forward[window] / capacity[window]).mean())}
+    rows = []
+    for name, flow in run.flows.items():
+        row = {"dir": run.dir, "run": meta["run_id"],
+               "scenario": meta["config"]["scenario"]["name"],
+               "params": {k: v for k, v in meta["params"].items() if k != "policy"},
+               "policy": policy_of(meta, name), "flow": name,
+               "key": (meta["seed"], meta["repetition"]), "seed": meta["seed"],
+               "repetition": meta["repetition"], **shared}
+        for cls in CLASSES:
+            for k, v in delivery(flow, cls, warm).items():
+                row[f"{cls}.{k}"] = float(v)
+            d = delays(flow, cls, warm)
+            row[f"{cls}.delays"] = d
+            p50, p95, p99 = percentiles(d[np.isfinite(d)], (50, 95, 99)) * 1000
+            row.update({f"{cls}.delay_p50_ms": p50, f"{cls}.delay_p95_ms": p95,
+                        f"{cls}.delay_p99_ms": p99})
+            row[f"{cls}.ipdv"] = ipdv_samples(d)["consecutive"]
+            for form, pct in ipdv(d).items():
+                row[f"{cls}.ipdv_{form}_p99_ms"] = pct[PERCENTILES.index(99)] * 1000
+            for b in JITTER_BUFFERS_MS:
+                row[f"{cls}.loss_jb{b}"] = 1 - usable(d, b / 1000).mean() if len(d) else math.nan
+        audio = delays(flow, "audio", warm)
+        levels = loss_period_levels(~usable(audio, buffer_s), packet_interval(flow, "audio"))
+        for lv in range(6):
+            row[f"audio.level{lv}"] = (levels == lv).mean() if len(levels) else math.nan
+        row["audio.acceptable"] = row["audio.level0"] + row["audio.level1"]
+        # These counts cover the whole call, warm-up included.
+        row["duplicates"], row["reordered"] = flow.duplicates, flow.reordered
+        for k, v in meta.get("qpolicy", {}).get(name, {}).items():
+            row[k] = int(v)
+        cc = run.cc.get(name)
+        has_audio = (flow.cls == "audio").any()
+        row["stall"] = (stall_fraction(cc, class_rate_Bps(flow, "audio"), warm, flow.start)
+                        if cc is not None and len(cc["t"]) and has_audio else math.nan)
+        rows.append({k: float(v) if isinstance(v, np.floating) else v
+                     for k, v in row.items()})
+    return rows
+
+
+# ---- across runs ------------------------------------------------------------
+
+def t_quantile(p, df):
+    """Student's t quantile, e.g. t_quantile(0.975, 4) = 2.776."""
+    return float(scipy_stats.t.ppf(p, df))
+
+
+def summary(values):
+    """n, mean, the 95 % Student-t interval's half width (ci, NaN for n < 2),
+    min, median, max of the finite values."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    n = len(v)
+    if n == 0:
+        return {"n": 0, "mean": math.nan, "ci": math.nan, "min": math.nan,
+                "median": math.nan, "max": math.nan}
+    ci = t_quantile(0.975, n - 1) * v.std(ddof=1) / math.sqrt(n) if n > 1 else math.nan
+    return {"n": n, "mean": float(v.mean()), "ci": ci, "min": float(v.min()),
+            "median": float(np.median(v)), "max": float(v.max())}
+
+
+def paired(base, other):
+    """Summary of other - base over the keys (seed, repetition) both have:
+    the same media schedule under two policies."""
+    keys = sorted(set(base) & set(other))
+    return summary([other[k] - base[k] for k in keys])

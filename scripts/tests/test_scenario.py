@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host tests of the scenario files and their expansion into runs (KTAP).
+
+  scripts/tests/test_scenario.py
+
+Every shipped scenario must load; each bad file below must be refused with
+an error naming the file, the line where it can be known, the field and
+what was expected; sweeps must expand to paired, uniquely named runs;
+schedules to the planned changes; the CLI must exit 2 on bad input.
+Needs no root and no VM.  Exit 0 all passed, 1 a test failed.
+"""
+import glob
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.dirname(HERE)
+sys.path.insert(0, SCRIPTS)
+from sbpnlab import netlink, schedule  # noqa: E402
+from sbpnlab.scenario import ScenarioError, load  # noqa: E402
+
+GOOD = """\
+[scenario]
+name = "t"
+duration_s = 10
+repetitions = 2
+seed = 7
+
+[link]
+rate = "1mbit"
+delay_fwd_ms = 40
+delay_rev_ms = 40
+queue_packets = 5
+
+[[tcp]]
+flows = 2
+
+[[media]]
+name = "a"
+
+[[media]]
+name = "b"
+policy = "prio"
+
+[sweep]
+policy = ["simple", "sbpn2", "udp"]
+rtt_ms = [30, 150]
+"""
+
+# (name, text, what the message must contain: "LINE" is the file name and
+# line, e.g. "t.toml:9:")
+BAD = [
+    ("unknown key", GOOD.replace('rate = "1mbit"', 'rate = "1mbit"\nbogus = 1'),
+     [":9:", "field 'link.bogus'", "known keys"]),
+    ("bad rate", GOOD.replace('"1mbit"', '"fast"'),
+     [":8:", "field 'link.rate'", "rate", "'fast'"]),
+    ("second media's policy", GOOD.replace('policy = "prio"', 'policy = "fifo"'),
+     [":21:", "field 'media[1].policy'", "sbpn2", "'fifo'"]),
+    ("TOML syntax", GOOD.replace("flows = 2", "flows = = 2"), [":14:", "TOML syntax"]),
+    ("no media", GOOD.split("[[media]]")[0], ["field 'media'", "missing"]),
+    ("sweep value", GOOD.replace('"udp"]', '"tcpx"]'), ["field 'sweep.policy'", "'tcpx'"]),
+    ("sweep key", GOOD.replace("rtt_ms = [30, 150]", "rtt = [30]"),
+     [":25:", "field 'sweep.rtt'"]),
+    ("both queue limits", GOOD.replace("queue_packets = 5", "queue_packets = 5\n"
+                                       "queue_bytes = 9000"),
+     ["field 'link.queue_bytes'", "not both"]),
+    ("netem with bytes", GOOD.replace("queue_packets = 5", 'queue_bytes = 9000\n'
+                                      'shaper = "netem"'),
+     ["field 'link.queue_bytes'", "packets"]),
+    ("square wave without low", GOOD.replace("[[tcp]]", "[link.schedule]\nkind = "
+                                             '"square"\nperiod_s = 2\nhigh = "2mbit"\n\n[[tcp]]'),
+     ["field 'link.schedule.low'", "missing"]),
+    ("step with a square-wave field",
+     GOOD.replace("[[tcp]]", '[link.schedule]\nkind = "step"\nat_s = 2\nrate = "2mbit"\n'
+                  "period_s = 3\n\n[[tcp]]"),
+     ["field 'link.schedule.period_s'", "kind 'step'"]),
+    ("tcp shorter than 1 s", GOOD.replace("flows = 2", "flows = 2\nstart_s = 9.5"),
+     ["field 'tcp[0].stop_s'", "1 s after start_s"]),
+    ("trace source without a trace", GOOD.replace('name = "a"', 'name = "a"\nsource = "trace"'),
+     ["field 'media[0].trace'", "missing"]),
+    ("warm-up not shorter than the run", GOOD.replace("seed = 7", "seed = 7\nwarmup_s = 10"),
+     ["field 'scenario.warmup_s'", "0..9"]),
+    ("duplicate media names", GOOD.replace('name = "b"', 'name = "a"'),
+     ["field 'media[1].name'", "unique"]),
+    ("boolean as a number", GOOD.replace("repetitions = 2", "repetitions = true"),
+     [":4:", "field 'scenario.repetitions'", "integer"]),
+    ("initcwnd", GOOD.replace("[[media]]", "[[short_tcp]]\ncount = 3\nsize_bytes = 1000\n"
+                              "initcwnd = 4\n\n[[media]]", 1),
+     ["field 'short_tcp[0].initcwnd'", "3, 10"]),
+]
+
+results = []
+
+
+def check(name, ok, diag=""):
+    results.append((name, bool(ok), diag))
+
+
+def write(tmp, text, fname="t.toml"):
+    path = os.path.join(tmp, fname)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        shipped = sorted(glob.glob(os.path.join(SCRIPTS, "scenarios", "*.toml")))
+        for path in shipped:
+            try:
+                sc = load(path)
+                check(f"loads {os.path.basename(path)}", sc.runs(), f"{len(sc.runs())} runs")
+            except ScenarioError as e:
+                check(f"loads {os.path.basename(path)}", False, str(e))
+        check("demo.toml is shipped", any(p.endswith("/demo.toml") for p in shipped))
+
+        good = write(tmp, GOOD, "good.toml")
+        sc = load(good)
+        runs = sc.runs()
+        check("sweep x repetitions = 3 x 2 x 2 runs", len(runs) == 12, f"{len(runs)} runs")
+        check("run ids unique", len({r.id for r in runs}) == len(runs))
+        check("run id names parameters and repetition",
+              runs[0].id == "policy=simple,rtt_ms=30,rep=01", runs[0].id)
+        seeds = {(r.rep, r.seed) for r in runs}
+        check("paired seeds: one seed per repetition, whatever the policy",
+              seeds == {(1, 7), (2, 8)}, str(sorted(seeds)))
+        check("repetition-major order", [r.rep for r in runs] == [1] * 6 + [2] * 6)
+        udp = next(r for r in runs if r.point["policy"] == "udp")
+        check("sweep policy udp moves every media flow to UDP",
+              all(m["transport"] == "udp" for m in udp.config["media"]))
+        s2 = next(r for r in runs if r.point == {"policy": "sbpn2", "rtt_ms": 150})
+        check("sweep rtt_ms splits into the two one-way delays",
+              s2.config["link"]["delay_fwd_ms"] == 75 and s2.config["link"]["delay_rev_ms"] == 75
+              and all(m["policy"] == "sbpn2" for m in s2.config["media"]))
+        check("sweep leaves the scenario's own config alone",
+              sc.config["media"][1]["policy"] == "prio" and
+              sc.config["link"]["delay_fwd_ms"] == 40)
+        check("defaults filled in", sc.config["tcp"][0]["cc"] == "reno" and
+              sc.config["tcp"][0]["write_bytes"] == 519 and
+              sc.config["scenario"]["warmup_s"] == 3 and
+              sc.config["media"][0]["lifetime_ms"] == 200)
+
+        for name, text, want in BAD:
+            path = write(tmp, text)
+            try:
+                load(path)
+                check(f"refuses: {name}", False, "accepted")
+            except ScenarioError as e:
+                msg = str(e)
+                miss = [w.replace("LINE", path) for w in want if w not in msg]
+                check(f"refuses: {name}", msg.startswith(path) and not miss,
+                      f"{msg} (missing {miss})" if miss else msg)
+        try:
+            load(os.path.join(tmp, "absent.toml"))
+            check("refuses a missing file", False)
+        except ScenarioError as e:
+            check("refuses a missing file", "absent.toml" in str(e), str(e))
+
+        link = {"rate": "1mbit", "schedule": {"kind": "square", "period_s": 4,
+                                              "high": "2mbit", "low": "500kbit",
+                                              "start_s": 0}}
+        init, ch = schedule.changes(link, 10)
+        check("square wave: high first, then low/high every half period",
+              init == "2mbit" and ch == [(2.0, "500kbit"), (4.0, "2mbit"), (6.0, "500kbit"),
+                                         (8.0, "2mbit")], f"{init} {ch}")
+        link["schedule"] = {"kind": "step", "at_s": 5, "rate": "3mbit"}
+        check("step", schedule.changes(link, 10) == ("1mbit", [(5.0, "3mbit")]))
+        link["schedule"] = {"kind": "staircase", "start_s": 2, "step_s": 3,
+                            "rates": ["1mbit", "2mbit", "3mbit", "4mbit"]}
+        init, ch = schedule.changes(link, 10)
+        check("staircase stops at the end of the run",
+              init == "1mbit" and ch == [(2.0, "1mbit"), (5.0, "2mbit"), (8.0, "3mbit")],
+              f"{init} {ch}")
+
+        opts = netlink._tbf_options(1_000_000, 3000, 5)
+        parms = struct.unpack_from("=BBHhHI12xIII", opts, 4)
+        check("tbf netlink options: 125000 bytes/s, limit 5",
+              parms[5] == 125000 and parms[6] == 5, str(parms))
+
+        cli = [sys.executable, os.path.join(SCRIPTS, "sbpn-lab")]
+        bad = write(tmp, BAD[1][1], "bad.toml")
+        p = subprocess.run(cli + ["run", bad], capture_output=True, text=True)
+        check("sbpn-lab run BAD exits 2 naming the field",
+              p.returncode == 2 and "link.rate" in p.stderr, f"{p.returncode} {p.stderr!r}")
+        p = subprocess.run(cli + ["run", good, "--dry-run", "--results", tmp],
+                           capture_output=True, text=True)
+        lines = p.stdout.splitlines()
+        check("sbpn-lab run --dry-run lists every run",
+              p.returncode == 0 and len(lines) == 12 and "t/policy=simple,rtt_ms=30,rep=01"
+              in lines[0] and "not run" in lines[0], p.stdout[:200] + p.stderr)
+        p = subprocess.run(cli + ["run", good, "--jobs", "0"], capture_output=True, text=True)
+        check("sbpn-lab run --jobs 0 exits 2", p.returncode == 2, p.stderr)
+        p = subprocess.run(cli + ["report", "--help"], capture_output=True, text=True)
+        check("sbpn-lab report: its help, or a clear 'unavailable' (exit 1)",
+              (p.returncode == 0 and "usage: sbpn-lab report" in p.stdout) or
+              (p.returncode == 1 and "report is unavailable" in p.stderr),
+              f"{p.returncode} {p.stderr.strip()[:200]}")
+        p = subprocess.run(cli + ["list", os.path.join(SCRIPTS, "scenarios")],
+                           capture_output=True, text=True)
+        check("sbpn-lab list", p.returncode == 0 and "demo" in p.stdout, p.stdout + p.stderr)
+
+    print("TAP version 13")
+    print(f"1..{len(results)}")
+    for n, (name, ok, diag) in enumerate(results, 1):
+        if diag:
+            for line in diag.splitlines():
+                print(f"# {line}")
+        print(f"{'ok' if ok else 'not ok'} {n} {name}")
+    return 0 if all(ok for _, ok, _ in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,455 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host tests of the analysis (sbpnlab.stats, .report, .plots); KTAP output.
+
+Each statistic is checked against values computed by hand; the report is
+run on a small synthetic campaign this file writes (complete runs of two
+policies and three seeds, a failed run, a run listed but never made, a
+run with a broken record file, and, in a copy, a file of a newer format);
+the figures must come out as non-empty PNG and SVG files.
+Run with the venv: scripts/venv.sh && .venv/bin/python scripts/tests/test_stats.py
+Exit 1 if any test failed.
+"""
+import argparse
+import contextlib
+import csv
+import io
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.dont_write_bytecode = True
+SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, SCRIPTS)
+try:
+    import numpy as np
+    from sbpnlab import report, stats
+except ImportError as e:
+    print(f"Bail out! {e}: run scripts/venv.sh, then .venv/bin/python {sys.argv[0]}")
+    sys.exit(1)
+
+TMP = tempfile.mkdtemp(prefix="sbpn-stats.")
+tests = []
+
+
+def test(fn):
+    tests.append(fn)
+    return fn
+
+
+def close(a, b, tol=1e-9):
+    return np.allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), atol=tol,
+                       equal_nan=True)
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+# ---- statistics against hand-computed values --------------------------------
+
+@test
+def t_quantiles():
+    # Student's t table, two-sided 95 %.
+    for df, want in ((1, 12.706), (2, 4.303), (4, 2.776), (29, 2.045)):
+        got = stats.t_quantile(0.975, df)
+        check(abs(got - want) < 5e-4, f"t(0.975, {df}) = {got}, want {want}")
+
+
+@test
+def summary_interval():
+    s = stats.summary([1, 2, 3, 4, 5])
+    # s = sqrt(2.5); half width = 2.776445 * 1.581139 / sqrt(5) = 1.963243
+    check(s["n"] == 5 and close(s["mean"], 3) and close(s["ci"], 1.963243, 1e-6),
+          f"summary {s}")
+    check((s["min"], s["median"], s["max"]) == (1, 3, 5), f"min/median/max {s}")
+    one = stats.summary([0.7])
+    check(one["n"] == 1 and math.isnan(one["ci"]) and one["mean"] == 0.7, f"n=1: {one}")
+    check(stats.summary([float("nan"), 2.0])["n"] == 1, "NaN values are not counted")
+
+
+@test
+def paired_by_seed():
+    base = {1: 0.5, 2: 0.6, 3: 0.7}
+    other = {1: 0.6, 2: 0.8, 3: 0.7, 4: 0.9}     # seed 4 has no partner
+    s = stats.paired(base, other)
+    # differences 0.1, 0.2, 0.0: mean 0.1, sd 0.1, ci 4.302653 * 0.1 / sqrt(3)
+    check(s["n"] == 3 and close(s["mean"], 0.1) and close(s["ci"], 0.248414, 1e-6),
+          f"paired {s}")
+
+
+@test
+def ipdv_forms():
+    d = np.array([10, 12, np.nan, 15, 11]) / 1000
+    got = stats.ipdv(d)
+    # consecutive pairs with both received: 12-10 = 2, 11-15 = -4
+    check(close(got["consecutive"][[0, 2, 7]] * 1000, [-4, -1, 2]),
+          f"consecutive {got['consecutive'] * 1000}")
+    # vs minimum: 0, 2, 5, 1 -> min 0, median 1.5, max 5
+    check(close(got["vs_min"][[0, 2, 7]] * 1000, [0, 1.5, 5]), f"vs_min {got['vs_min']}")
+    check(np.isnan(stats.ipdv([np.nan, 0.01])["consecutive"]).all(), "no pair -> NaN")
+
+
+@test
+def loss_period_levels():
+    F, T = False, True
+    lost = [F, T, F, T, T, F, T, T, T, F, T, T, T, T, F, T, T, T, T, T, F] + \
+        [T] * 6 + [F] + [T] * 9 + [F] + [T] * 10 + [F, T]
+    want = [0, 1, 0, 2, 2, 0, 2, 2, 2, 0, 3, 3, 3, 3, 0, 3, 3, 3, 3, 3, 0] + \
+        [4] * 6 + [0] + [4] * 9 + [0] + [5] * 10 + [0, 1]
+    got = stats.loss_period_levels(lost, 0.020)
+    check(list(got) == want, f"levels {list(got)}")
+    # With 10 ms packets, two lost packets are a 20 ms gap: level 1.
+    check(list(stats.loss_period_levels([T, T, F], 0.010)) == [1, 1, 0], "10 ms packets")
+
+
+@test
+def jain_index():
+    check(close(stats.jain([1, 1, 1, 1]), 1), "equal shares")
+    check(close(stats.jain([1, 0, 0, 0]), 0.25), "one flow takes all")
+    check(close(stats.jain([1, 2, 3]), 36 / 42), "1,2,3")
+    try:
+        stats.jain([0, 0])
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("all-zero rates must be refused")
+
+
+@test
+def jitter_buffer_loss():
+    d = np.array([10, 20, 50, np.nan]) / 1000
+    u = stats.usable(d, 0.030)       # base 10 ms: usable up to 40 ms
+    check(list(u) == [True, True, False, False], f"usable {u}")
+    check(not stats.usable(np.array([np.nan, np.nan]), 1).any(), "nothing received")
+    x, y = stats.cdf(np.array([3, 1, np.nan, 2]))
+    check(close(x, [1, 2, 3]) and close(y, [1 / 3, 2 / 3, 1]), f"cdf {x} {y}")
+
+
+def send_lines(packets, start_ns):
+    """Record-file text of a sender: packets = [(class, size, t_s, result)]."""
+    lines = ["# sbpn-records 1", "# role: send", "# flow: call", "# transport: dccp",
+             f"# start_ns: {start_ns}",
+             "seq\tclass\tsize\tprio\tplanned_ns\tsent_ns\texpiry_ns\tresult"]
+    for i, (cls, size, t, result) in enumerate(packets):
+        ns = start_ns + round(t * 1e9)
+        lines.append(f"{i}\t{cls}\t{size}\t{2 if cls == 'audio' else 1}\t{ns}\t{ns}\t"
+                     f"{ns + 200_000_000}\t{result}")
+    return "\n".join(lines + ["# complete: 1", ""])
+
+
+def recv_lines(packets, start_ns, delays, order=None):
+    """Receiver text: delays = {seq: seconds} of the packets that arrived,
+    in seq order or in the order given (which may repeat a seq)."""
+    lines = ["# sbpn-records 1", "# role: recv", "# flow: call", "# transport: dccp",
+             f"# start_ns: {start_ns}", "seq\tclass\tsize\tsent_ns\trecv_ns"]
+    for i in order or sorted(delays):
+        cls, size, t, _ = packets[i]
+        d = delays[i]
+        ns = start_ns + round(t * 1e9)
+        lines.append(f"{i}\t{cls}\t{size}\t{ns}\t{ns + round(d * 1e9)}")
+    return "\n".join(lines + ["# complete: 1", ""])
+
+
+def flow_of(packets, delays, order=None, start_ns=5_000_000_000):
+    paths = []
+    for name, text in (("s", send_lines(packets, start_ns)),
+                       ("r", recv_lines(packets, start_ns, delays, order))):
+        paths.append(os.path.join(TMP, f"flow-{name}.rec"))
+        with open(paths[-1], "w") as f:
+            f.write(text)
+    from sbpnlab.stats import records
+    return stats.MediaFlow("call", records.read(paths[0]), records.read(paths[1]), start_ns)
+
+
+@test
+def on_time_after_warmup():
+    # Audio every 20 ms for 2 s; warm-up 1 s leaves 50.  Of those 5 are
+    # lost, 3 arrive after their 200 ms deadline; every warm-up packet is
+    # lost, which must not count.
+    packets = [("audio", 214, i * 0.02, "ok") for i in range(100)]
+    delays = {i: 0.030 for i in range(50, 100)}
+    for i in (60, 61, 62, 70, 99):
+        del delays[i]
+    for i in (80, 81, 90):
+        delays[i] = 0.250
+    f = flow_of(packets, delays)
+    got = stats.delivery(f, "audio", 1.0)
+    want = {"scheduled": 50, "accepted": 50, "received": 45, "on_time": 42}
+    check({k: got[k] for k in want} == want, f"delivery {got}")
+    check(close(got["received_frac"], 0.9) and close(got["on_time_frac"], 0.84),
+          f"fractions {got}")
+    check(stats.delivery(f, "video", 1.0)["scheduled"] == 0, "no video")
+    d = stats.delays(f, "audio", 1.0)
+    check(len(d) == 50 and np.isnan(d).sum() == 5 and close(np.nanmin(d), 0.030),
+          "delays of the selected packets")
+
+
+@test
+def arrival_order():
+    packets = [("audio", 214, i * 0.02, "ok") for i in range(4)]
+    f = flow_of(packets, {i: 0.03 for i in range(4)})
+    check(f.duplicates == 0 and f.reordered == 0, "in order")
+    # The receiver saw seq 0, 2, 1, 1 again, 3: one reordered, one duplicate.
+    f = flow_of(packets, {i: 0.03 for i in range(4)}, order=(0, 2, 1, 1, 3))
+    check(f.duplicates == 1 and f.reordered == 1, f"dup {f.duplicates} reord {f.reordered}")
+    check(stats.delivery(f, "audio", 0)["received"] == 4, "a duplicate counts once")
+
+
+@test
+def rate_bins():
+    packets = [("video", 1000, 0.1, "ok"), ("video", 500, 0.3, "ok"),
+               ("video", 1000, 0.5, "EAGAIN"), ("audio", 250, 0.79, "ok")]
+    f = flow_of(packets, {0: 0.01, 3: 0.01})
+    edges = stats.bin_edges(0.8)
+    check(close(edges, [0, 0.4, 0.8]), f"edges {edges}")
+    r = stats.media_rates(f, edges)
+    # bin 0: sent 8000 + 4000 bits, the 4000 lost; bin 1: 2000 bits (the
+    # EAGAIN packet never left the application)
+    check(close(r["throughput"], [30000, 5000]), f"throughput {r['throughput']}")
+    check(close(r["goodput"], [20000, 5000]), f"goodput {r['goodput']}")
+    check(close(r["loss"], [10000, 0]), f"loss {r['loss']}")
+    # an iperf3 interval 0-0.5 s of 5000 bits: 4000 in bin 0, 1000 in bin 1
+    tcp = stats.tcp_rates((np.array([0.0]), np.array([0.5]), np.array([5000.0])), edges)
+    check(close(tcp, [10000, 2500]), f"tcp {tcp}")
+
+
+# ---- a synthetic campaign ---------------------------------------------------
+
+WARMUP_S, DURATION_S, START_NS = 1, 4, 10_000_000_000
+# Audio on-time counts of the 150 audio packets after warm-up, per policy
+# and seed; 3 more arrive late, the rest are lost.
+ON_TIME = {"simple": {1: 120, 2: 135, 3: 105}, "prio": {1: 135, 2: 138, 3: 147}}
+LATE = 3
+
+
+def call_packets():
+    """Audio every 20 ms, a two-packet video frame every 100 ms, for 4 s."""
+    out = []
+    for i in range(DURATION_S * 50):
+        out.append(("audio", 214, i * 0.02, "ok"))
+        if i % 5 == 0:
+            out += [("video", 1026, i * 0.02, "ok"), ("video", 500, i * 0.02, "ok")]
+    return out
+
+
+def write_run(camp, policy, seed, status="complete"):
+    run_id = f"policy={policy},rep={seed:02d}"
+    d = os.path.join(camp, run_id)
+    os.makedirs(d)
+    packets = call_packets()
+    audio = [i for i, p in enumerate(packets) if p[0] == "audio" and p[2] >= WARMUP_S]
+    on_time = ON_TIME.get(policy, {}).get(seed, 150 - LATE)
+    lost = set(audio[:150 - on_time - LATE]) | {i for i, p in enumerate(packets)
+                                                  if p[0] == "audio" and p[2] < WARMUP_S}
+    late = set(audio[150 - on_time - LATE:150 - on_time])
+    delays = {i: 0.25 if i in late else 0.03 for i in range(len(packets)) if i not in lost}
+    with open(os.path.join(d, "media-call.send.rec"), "w") as f:
+        f.write(send_lines(packets, START_NS))
+    with open(os.path.join(d, "media-call.recv.rec"), "w") as f:
+        f.write(recv_lines(packets, START_NS, delays))
+    # CCID3 samples every 100 ms; simple: X below the audio rate until 2.5 s
+    with open(os.path.join(d, "media-call.cc.log"), "w") as f:
+        f.write("# sbpn-cc 1\n# role: send\nt_ns\tx_Bps\tx_recv_Bps\tx_calc_Bps\trtt_us\tp"
+                "\trto_us\tipi_us\n")
+        for k in range(DURATION_S * 10):
+            x = 100 if policy == "simple" and k < 25 else 50000
+            f.write(f"{START_NS + k * 100_000_000}\t{x}\t{x}\t0\t40000\t0.01\t200000\t0\n")
+        f.write("# complete: 1\n")
+    with open(os.path.join(d, "tcp-0.json"), "w") as f:
+        json.dump({"intervals": [{"sum": {"start": k * 0.5, "end": k * 0.5 + 0.5,
+                                          "bytes": 15000}, "streams": []}
+                                 for k in range(7)]}, f)
+    with open(os.path.join(d, "link.log"), "w") as f:
+        f.write(f"# sbpn-link 1\n# t0_ns: {START_NS}\n"
+                "t_s\tplanned_ns\tapplied_ns\tlate_ms\trate\tresult\n"
+                f"2.0\t{START_NS + 2_000_000_000}\t{START_NS + 2_200_000_000}\t200\t500kbit\tok\n")
+    media = {"name": "call", "source": "ekiga", "transport": "dccp", "policy": policy,
+             "ccid": 3, "tx_qlen": 5, "lifetime_ms": 200, "start_s": 0}
+    meta = {"format": 1, "run_id": run_id, "params": {"policy": policy},
+            "repetition": seed, "seed": seed, "status": status,
+            "reason": None if status == "complete" else "media-call.send exited 1",
+            "t0_ns": START_NS,
+            "config": {"scenario": {"name": "synthetic", "duration_s": DURATION_S,
+                                    "warmup_s": WARMUP_S},
+                       "link": {"rate": "1mbit"}, "media": [media],
+                       "tcp": [{"flows": 1, "direction": "forward"}]},
+            "link": {"initial_rate": "1mbit", "changes": [[2.0, "500kbit"]]},
+            "tcp": [{"started_s": 0.5}], "qpolicy": {"call": {"qpolicy_expired": "4"}}}
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump(meta, f)
+    return d
+
+
+def campaign():
+    """The synthetic campaign (written once): simple and prio, seeds 1-3,
+    and one run of each way a run can be unusable."""
+    camp = os.path.join(TMP, "campaign")
+    if os.path.isdir(camp):
+        return camp
+    for p in ON_TIME:
+        for seed in (1, 2, 3):
+            write_run(camp, p, seed)
+    write_run(camp, "sbpn1", 1, status="failed")
+    broken = write_run(camp, "sbpn2", 1)
+    with open(os.path.join(broken, "media-call.recv.rec"), "w") as f:
+        f.write("# sbpn-records 7\n")
+    # The receiver did not finish its record file.
+    path = os.path.join(write_run(camp, "sbpn3", 2), "media-call.recv.rec")
+    with open(path) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(text.replace("# complete: 1\n", ""))
+    # A run that stopped before writing meta.json.
+    os.makedirs(os.path.join(camp, "policy=udp,rep=01"))
+    open(os.path.join(camp, "policy=udp,rep=01", "media-call.send.rec"), "w").close()
+    runs = sorted(os.listdir(camp)) + ["policy=sbpn3,rep=01"]
+    with open(os.path.join(camp, "campaign.json"), "w") as f:
+        json.dump({"format": 1, "runs": runs}, f)
+    return camp
+
+
+def run_report(*argv):
+    p = argparse.ArgumentParser()
+    report.add_arguments(p)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = report.run(p.parse_args(list(argv)))
+    return rc, out.getvalue(), err.getvalue()
+
+
+@test
+def run_metrics_of_a_run():
+    run = stats.Run(os.path.join(campaign(), "policy=simple,rep=01"))
+    (row,) = stats.run_metrics(run, 0.040)
+    check(row["audio.scheduled"] == 150 and close(row["audio.on_time_frac"], 0.8) and
+          close(row["audio.received_frac"], 123 / 150), f"audio {row}")
+    check(close(row["video.on_time_frac"], 1) and row["video.scheduled"] == 60, "video")
+    # cc samples after warm-up: 1.0 .. 3.9 s, X below 10700 B/s up to 2.4 s
+    check(close(row["stall"], 15 / 30), f"stall {row['stall']}")
+    # audio: 27 lost in a row, then 3 too late for a 40 ms jitter buffer:
+    # one loss period of 30 packets (600 ms), all level 5
+    check(close(row["audio.level5"], 30 / 150) and close(row["audio.acceptable"], 120 / 150),
+          f"loss-period levels {row}")
+    check(close(row["audio.loss_jb40"], 30 / 150), f"jitter-buffer loss {row}")
+    # capacity 1 Mbit/s to 2.2 s (link.log: applied late), 500 kbit/s after
+    edges = stats.bin_edges(DURATION_S)
+    cap = stats.link_capacity(run, edges)
+    check(close(cap[:5], 1e6) and close(cap[5], 0.75e6) and close(cap[6:], 0.5e6),
+          f"capacity {cap}")
+    check(0 < row["jain"] < 1 and 0 < row["utilisation"] < 1, f"jain/util {row}")
+    check(row["qpolicy_expired"] == 4, "the kernel's queue counters")
+
+
+@test
+def report_tables():
+    out = os.path.join(TMP, "report")
+    rc, text, err = run_report(campaign(), "--out", out, "--no-figures")
+    check(rc == 0, f"rc {rc}: {err}")
+    # simple: 120, 135, 105 of 150 -> 80, 90, 70 %: mean 80, CI 4.3027 * 10 / sqrt 3
+    check("80.0 ±24.8 (70.0/80.0/90.0)" in text, f"simple audio on time:\n{text}")
+    # prio: 90, 92, 98 %: mean 93.33, sd 4.163, CI 4.3027 * 4.163 / sqrt 3
+    check("93.3 ±10.3 (90.0/92.0/98.0)" in text, f"prio audio on time:\n{text}")
+    # paired prio - simple by seed: 10, 2, 28 pp: mean 13.33, sd 13.32
+    check("13.3 ±33.1 (2.0/10.0/28.0)" in text, f"paired:\n{text}")
+    # IPDV pooled over runs: one late -> on-time step (-220 ms) per run, no
+    # pair across runs (that would be +220) or across lost packets.
+    check("simple  audio  -220.0  0.0  0.0  0.0  0.0  0.0  0.0  0.0" in text,
+          f"pooled IPDV:\n{text}")
+    # Where packets went: nothing refused, 4 expired (meta.json), no
+    # eviction counter, nothing reordered.
+    lines = text.splitlines()
+    where = lines[lines.index(next(x for x in lines if x.startswith("policy  refused %"))) + 1]
+    check(where.split()[:5] == ["simple", "0.0", "4.0", "-", "0.0"], f"where: {where}")
+    for run_id, why in (("policy=sbpn1,rep=01", "failed: media-call.send exited 1"),
+                        ("policy=sbpn2,rep=01", "unreadable"),
+                        ("policy=sbpn3,rep=01", "not run"),
+                        ("policy=sbpn3,rep=02", "incomplete records of call"),
+                        ("policy=udp,rep=01", "incomplete: no meta.json")):
+        check(f"{run_id}: {why}" in text, f"{run_id} not listed as {why}:\n{text}")
+    with open(os.path.join(out, "summary.csv")) as f:
+        rows = list(csv.DictReader(f))
+    got = {(r["policy"], r["metric"]): r for r in rows}
+    s = got["simple", "audio.on_time_frac"]
+    check(s["n"] == "3" and close(float(s["mean"]), 0.8) and
+          close(float(s["ci95"]), 0.248414, 1e-6), f"csv {s}")
+    check(close(float(got["simple", "stall"]["mean"]), 0.5) and
+          close(float(got["prio", "stall"]["mean"]), 0), "stall in csv")
+    with open(os.path.join(out, "runs.csv")) as f:
+        check(len(list(csv.DictReader(f))) == 6, "runs.csv has one row per run")
+    with open(os.path.join(out, "summary.md")) as f:
+        md = f.read()
+    check("| simple | 3 | 80.0 ±24.8" in md, "markdown table")
+
+
+@test
+def report_refuses_newer_format():
+    camp = os.path.join(TMP, "newer")
+    shutil.copytree(campaign(), camp)
+    with open(os.path.join(camp, "policy=prio,rep=02", "meta.json")) as f:
+        meta = json.load(f)
+    meta["format"] = stats.RESULTS_FORMAT + 1
+    with open(os.path.join(camp, "policy=prio,rep=02", "meta.json"), "w") as f:
+        json.dump(meta, f)
+    rc, text, err = run_report(camp, "--no-figures")
+    check(rc == 2 and "policy=prio,rep=02/meta.json: format 2 is newer" in err,
+          f"rc {rc}, stderr: {err}")
+    check(not os.path.exists(os.path.join(camp, "report")), "nothing written")
+
+
+@test
+def report_figures():
+    out = os.path.join(TMP, "figs")
+    rc, text, err = run_report(campaign(), "--out", out)
+    check(rc == 0, f"rc {rc}: {err}")
+    names = sorted(os.listdir(os.path.join(out, "figures")))
+    kinds = ("delivery", "delay", "rates", "ccid3")
+    want = sorted(f"synthetic_flow_call-{k}.{e}" for k in kinds for e in ("png", "svg"))
+    check(names == want, f"figures {names}")
+    for n in names:
+        with open(os.path.join(out, "figures", n), "rb") as f:
+            head = f.read(4096)
+        size = os.path.getsize(os.path.join(out, "figures", n))
+        magic = b"\x89PNG" if n.endswith("png") else b"<svg"
+        check(size > 5000 and (head.startswith(magic) or magic in head),
+              f"{n}: {size} bytes, not a figure")
+
+
+@test
+def cli_report():
+    # The runner's command line hands `report` to this module.
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "sbpn-lab"), "report",
+                        campaign(), "--out", os.path.join(TMP, "cli"), "--no-figures"],
+                       capture_output=True, text=True, timeout=300, env=env)
+    check(p.returncode == 0 and "80.0 ±24.8" in p.stdout, f"rc {p.returncode}: {p.stderr}")
+    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "sbpn-lab"), "report",
+                        os.path.join(TMP, "nowhere")], capture_output=True, text=True,
+                       env=env)
+    check(p.returncode == 2 and "not a directory" in p.stderr, f"missing dir: {p.stderr}")
+
+
+def main():
+    print("TAP version 13")
+    print(f"1..{len(tests)}")
+    failed = 0
+    for n, fn in enumerate(tests, 1):
+        try:
+            fn()
+            print(f"ok {n} {fn.__name__}")
+        except Exception as e:       # a crash is a failure too, with its reason
+            failed += 1
+            for line in f"{type(e).__name__}: {e}".splitlines():
+                print(f"# {line}")
+            print(f"not ok {n} {fn.__name__}")
+    shutil.rmtree(TMP, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
