@@ -11,8 +11,12 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${VM_OUT:?run this in the VM (scripts/vm-run)}
 cd "$ROOT"
 
-SUITES=(
-	"kselftests:make --no-print-directory -C selftests run_tests"
+# One suite per kselftest collection: each prints its own KTAP plan.
+SUITES=()
+for c in $(make -s --no-print-directory -C selftests collections); do
+	SUITES+=("$c:make --no-print-directory -C selftests/$c run_tests")
+done
+SUITES+=(
 	"traffic:userspace/tests/vm_transfer.sh"
 	"testbed:scripts/tests/vm_testbed.py"
 )
