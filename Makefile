@@ -4,6 +4,9 @@
 #
 #   make            kernel inputs (once), patched DCCP modules, userspace, selftests
 #   make check      all tests: host tests, then the selftests in a QEMU VM
+#   make check-debug the in-guest tests on a KASAN/kmemleak/lockdep kernel
+#   make stress     the DCCP stress test for DURATION s (default 600) in the VM
+#   make fuzz       libFuzzer on the model and trace parsers (FUZZ_SECONDS each)
 #   make demo       the main job: a short SBPN-vs-CCID3 experiment in the VM
 #   make bench      enqueue+dequeue cost per packet of each queueing policy (VM)
 #   make vm CMD=... run a command in the VM (e.g. CMD="scripts/modules.sh status")
@@ -25,7 +28,7 @@ SBPN_VERSION	:= $(shell git -C $(ROOT) describe --always --dirty 2>/dev/null || 
 export ABI
 
 .PHONY: all inputs modules headers userspace selftests check demo bench \
-	style venv vm load unload clean
+	check-debug stress fuzz style venv vm load unload clean
 
 all: modules headers userspace selftests
 
@@ -85,6 +88,31 @@ bench: inputs
 	$(call dccp_modules,$(BUILD)/bench,SBPN_BENCH=y)
 	@BUILD=$(BUILD)/bench scripts/vm-run --timeout 3600 \
 		--out $(BUILD)/bench/out -- scripts/bench-qpolicy.py $(BENCH_ARGS)
+
+# The in-guest suite on the debug kernel (KASAN, kmemleak, lockdep; see
+# Documentation/robustness.rst), with our modules built against it.
+DEBUG_KDIR	:= $(ROOT)/.cache/debug/$$DEBVER/obj
+
+check-debug: all
+	@scripts/debug-kernel.sh
+	$(call dccp_modules,$(BUILD)/debug,,$(DEBUG_KDIR))
+	@. $(CACHE)/current.env && BUILD=$(BUILD)/debug \
+		VM_IMAGE=$(ROOT)/.cache/debug/$$DEBVER/image \
+		scripts/vm-run --timeout 5400 --out $(BUILD)/debug/out -- scripts/debug-check.sh
+
+# The DCCP stress test, long: DURATION seconds (default 600) of rounds in one
+# VM boot, SEED (default 1).  Not yet part of make check (see
+# Documentation/robustness.rst).
+DURATION	?= 600
+SEED		?= 1
+
+stress: all
+	@scripts/vm-run --timeout $$(($(DURATION) * 2 + 300)) --out $(BUILD)/stress -- \
+		build/selftests/stress/dccp_stress -s $(SEED) -t $(DURATION)
+
+# libFuzzer on the model and trace parsers, FUZZ_SECONDS (default 30) each.
+fuzz: userspace
+	@$(MAKE) --no-print-directory -C userspace/fuzz run
 
 vm: all
 	@scripts/vm-run -- sh -c '$(CMD)'

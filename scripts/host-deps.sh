@@ -3,7 +3,8 @@
 #
 # Install the Debian 12 packages the project needs on the host: compilers and
 # make, QEMU (TCG only), the tools the guest borrows from the host's root
-# filesystem (ip, tc, iperf3, python3 come over 9p), and libnl for userspace.
+# filesystem (ip, tc, iperf3, python3 come over 9p), libnl for userspace, what
+# a kernel build needs (the debug tier) and clang with libFuzzer (make fuzz).
 # Idempotent: only packages that are missing are installed.
 
 set -euo pipefail
@@ -14,6 +15,8 @@ PACKAGES=(
 	iproute2 iperf3 ethtool procps
 	libnl-3-dev libnl-route-3-dev
 	python3-venv
+	flex bison libelf-dev
+	clang libclang-rt-14-dev
 )
 
 missing=()

@@ -18,7 +18,9 @@ CACHE=${CACHE:-$ROOT/.cache/kernel}
 BUILD=${BUILD:-$ROOT/build}
 # shellcheck source=/dev/null
 . "$CACHE/current.env"
-IMAGE=$CACHE/$ABI/image
+# VM_IMAGE: another kernel and its modules (see vm-run).
+IMAGE=${VM_IMAGE:-$CACHE/$ABI/image}
+[ -z "${VM_IMAGE:-}" ] || ABI=$(ls "$IMAGE/lib/modules")
 VM=$BUILD/vm
 BOOT_MODULES=(virtio_pci 9pnet_virtio 9p virtio-rng)
 
@@ -35,12 +37,14 @@ newer() { # target sources... -> true if target is missing or older
 }
 
 initrd=$VM/initramfs.cpio.gz
-if newer "$initrd" "$ROOT/scripts/vm/init" "$0" "$(command -v busybox)"; then
+if newer "$initrd" "$ROOT/scripts/vm/init" "$0" "$(command -v busybox)" "$IMAGE/.complete"; then
 	stage=$(mktemp -d "$VM/initramfs.XXXXXX")
 	mkdir -p "$stage"/{bin,dev,proc,sys,modules}
 	mknod "$stage/dev/console" c 5 1
 	cp "$(command -v busybox)" "$stage/bin/busybox"
 	cp "$ROOT/scripts/vm/init" "$stage/init"
+	# A kernel with these drivers built in needs none of them.
+	: >"$stage/modules/order"
 	for m in "${BOOT_MODULES[@]}"; do
 		modprobe -d "$IMAGE" -S "$ABI" --show-depends "$m"
 	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' |
