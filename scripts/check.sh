@@ -7,7 +7,8 @@
 #   1. style: checkpatch --strict on patches/ and kernel/
 #   2. the harness's own tests on the host (they boot VMs on purpose to see
 #      WARNs, timeouts and bad exit codes reported as failures)
-#   3. userspace host tests (make -C userspace check)
+#   3. userspace host tests (make -C userspace check), and libFuzzer on the
+#      model and trace parsers for FUZZ_SECONDS (default 20) each
 #   4. the harness' host tests (scripts/tests/: scenarios; the analysis with
 #      the pinned .venv)
 #   5. every in-guest suite (scripts/vm-tests.sh) in one VM boot
@@ -73,6 +74,18 @@ make --no-print-directory -C userspace check 2>&1 | tee "$LOG/userspace.log"
 rc=${PIPESTATUS[0]}
 count_tap userspace "$LOG/userspace.log"
 [ "$rc" -eq 0 ] || { echo "userspace: host tests exited $rc"; failed=$((failed + 1)); }
+
+echo "== parser fuzzing (host): libFuzzer, ${FUZZ_SECONDS:=20} s per parser"
+if make --no-print-directory -C userspace/fuzz run FUZZ_SECONDS="$FUZZ_SECONDS" \
+	>"$LOG/fuzz.log" 2>&1; then
+	passed=$((passed + 1))
+	echo "fuzz: passed, $(grep -h '^stat::number_of_executed_units' "$LOG/fuzz.log" |
+		awk '{ n += $2 } END { print n + 0 }') inputs, no crash, leak or timeout"
+else
+	failed=$((failed + 1))
+	tail -n 40 "$LOG/fuzz.log"
+	echo "fuzz: failed (log: $LOG/fuzz.log; the input is in userspace/build/fuzz/)"
+fi
 
 echo "== scenarios (host)"
 python3 scripts/tests/test_scenario.py 2>&1 | tee "$LOG/scenario.log"
