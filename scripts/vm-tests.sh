@@ -19,6 +19,7 @@ done
 SUITES+=(
 	"traffic:userspace/tests/vm_transfer.sh"
 	"testbed:scripts/tests/vm_testbed.py"
+	"competing:scripts/tests/vm_competing.py"
 )
 
 for s in "${SUITES[@]}"; do

@@ -217,6 +217,8 @@ def comparison_tables(key, rows, baseline, buffer_ms):
               jitter_table(by_policy, summaries, buffer_ms),
               ipdv_table(by_policy),
               where_table(by_policy, summaries)]
+    if any("short.flows" in r for r in rows):
+        tables.append(short_table(by_policy, summaries))
     text, md = [f"== {title}"], [f"## {title}", ""]
     for note, head, table in tables:
         text += [note] + (aligned(head, table) if table else []) + [""]
@@ -288,6 +290,18 @@ def where_table(by_policy, summaries):
     return ("refused: packets sendmsg() did not accept (EAGAIN), after warm-up; expired, "
             "evicted (in the sender's kernel queue) and reordered: packets per run, whole "
             "call; Jain and utilisation: over the call's window", head, table)
+
+
+def short_table(by_policy, summaries):
+    """The short TCP flows that competed with the call (means over runs)."""
+    head = ["policy", "flows", "completed %", "FCT p50 ms", "FCT p95 ms"]
+    table = [[p, fmt(summaries[p, "short.flows"]["mean"], 0),
+              fmt(100 * summaries[p, "short.completed_frac"]["mean"]),
+              fmt(summaries[p, "short.fct_p50_ms"]["mean"], 0),
+              fmt(summaries[p, "short.fct_p95_ms"]["mean"], 0)] for p in by_policy]
+    return ("short TCP flows per run: completed, and the completion time (start to the "
+            "server's answer) of those that completed, all groups pooled; means over runs",
+            head, table)
 
 
 def ipdv_table(by_policy):

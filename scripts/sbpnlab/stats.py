@@ -4,10 +4,11 @@
 The definitions are in Documentation/statistics.rst.  Run(dir) reads one
 complete run directory (Documentation/results-format.rst): its meta.json,
 a MediaFlow per media-<name>.send.rec/.recv.rec pair, the CCID3 logs, the
-iperf3 results and link.log.  The functions below compute, per run and
-class: delivery(), delays(), ipdv(), usable(), loss_period_levels(); per
-flow: media_rates(), tcp_rates() in 0.4 s bins; per run: jain(),
-link_capacity(), stall_fraction(); run_metrics() gathers them all.  Across
+iperf3 results, the short TCP flows and link.log.  The functions below
+compute, per run and class: delivery(), delays(), ipdv(), usable(),
+loss_period_levels(); per flow: media_rates(), tcp_rates() in 0.4 s bins;
+per run: jain(), link_capacity(), stall_fraction(), short_flows();
+run_metrics() gathers them all.  Across
 runs: summary() (mean, 95 % Student-t interval, min/median/max) and
 paired() (differences by seed).  Nothing here runs an experiment or draws.
 """
@@ -148,6 +149,8 @@ class Run:
                 "intervals": read_iperf(os.path.join(run_dir, f"tcp-{i}.json"),
                                         info["started_s"])}
         self.link_log = read_link_log(os.path.join(run_dir, "link.log"), self.t0_ns)
+        short = os.path.join(run_dir, "short-tcp.json")
+        self.short = read_short_flows(short, self.t0_ns) if os.path.exists(short) else None
 
     @property
     def warmup_s(self):
@@ -210,6 +213,22 @@ def read_link_log(path, t0_ns):
         raise FormatError(str(e)) from None
     return [((int(x["applied_ns"]) - t0_ns) / 1e9, parse_rate(x["rate"]))
             for x in r.rows if x["result"] == "ok"]
+
+
+def read_short_flows(path, t0_ns):
+    """short-tcp.json as arrays: group, size (bytes), start (s from t0, when
+    the flow really started) and fct (completion time in s, from that start
+    to the server's answer; NaN for a flow that did not complete)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            flows = json.load(f)["flows"]
+        return {"group": np.array([int(x["group"]) for x in flows], dtype=int),
+                "size": np.array([int(x["size"]) for x in flows], dtype=float),
+                "start": np.array([(x["started_ns"] - t0_ns) / 1e9 for x in flows]),
+                "fct": np.array([(x["done_ns"] - x["started_ns"]) / 1e9
+                                 if x["done_ns"] else math.nan for x in flows])}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise FormatError(f"{path}: not a short-tcp.json result ({e!r})") from None
 
 
 # ---- per run and class ------------------------------------------------------
@@ -376,6 +395,18 @@ def class_rate_Bps(flow, cls):
 
 # ---- all metrics of a run -------------------------------------------------
 
+def short_flows(short):
+    """Per run: how many short flows there were, the fraction that
+    completed, and the median and 95th percentile of the completion times
+    of those that did (ms; all groups pooled, warm-up included)."""
+    fct = short["fct"]
+    done = fct[np.isfinite(fct)] * 1000
+    p50, p95 = percentiles(done, (50, 95))
+    return {"short.flows": len(fct),
+            "short.completed_frac": len(done) / len(fct) if len(fct) else math.nan,
+            "short.fct_p50_ms": float(p50), "short.fct_p95_ms": float(p95)}
+
+
 def policy_of(meta, flow):
     """A flow's row label: its DCCP policy, or its transport if not DCCP."""
     m = next(x for x in meta["config"]["media"] if x["name"] == flow)
@@ -403,6 +434,8 @@ def run_metrics(run, buffer_s):
     capacity = link_capacity(run, edges)
     shared = {"jain": jain(means) if max(means) > 0 else math.nan,
               "utilisation": float((forward[window] / capacity[window]).mean())}
+    if run.short is not None:
+        shared.update(short_flows(run.short))
     rows = []
     for name, flow in run.flows.items():
         row = {"dir": run.dir, "run": meta["run_id"],

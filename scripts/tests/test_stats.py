@@ -265,6 +265,12 @@ def write_run(camp, policy, seed, status="complete"):
         json.dump({"intervals": [{"sum": {"start": k * 0.5, "end": k * 0.5 + 0.5,
                                           "bytes": 15000}, "streams": []}
                                  for k in range(7)]}, f)
+    # Short flows: 0.5, 1 and 2 s to complete, and one that never did.
+    with open(os.path.join(d, "short-tcp.json"), "w") as f:
+        json.dump({"format": "sbpn-short-tcp 1", "flows": [
+            {"group": 0, "size": 10000, "started_ns": START_NS + k * 10**9,
+             "done_ns": START_NS + k * 10**9 + fct if fct else None}
+            for k, fct in enumerate((500_000_000, 1_000_000_000, 2_000_000_000, 0))]}, f)
     with open(os.path.join(d, "link.log"), "w") as f:
         f.write(f"# sbpn-link 1\n# t0_ns: {START_NS}\n"
                 "t_s\tplanned_ns\tapplied_ns\tlate_ms\trate\tresult\n"
@@ -344,6 +350,10 @@ def run_metrics_of_a_run():
           f"capacity {cap}")
     check(0 < row["jain"] < 1 and 0 < row["utilisation"] < 1, f"jain/util {row}")
     check(row["qpolicy_expired"] == 4, "the kernel's queue counters")
+    # 3 of 4 short flows completed; p95 of 0.5, 1, 2 s is 1 + 0.9 (2 - 1)
+    check(row["short.flows"] == 4 and close(row["short.completed_frac"], 0.75) and
+          close(row["short.fct_p50_ms"], 1000) and close(row["short.fct_p95_ms"], 1900),
+          f"short flows {row}")
 
 
 @test
@@ -380,6 +390,8 @@ def report_tables():
           close(float(s["ci95"]), 0.248414, 1e-6), f"csv {s}")
     check(close(float(got["simple", "stall"]["mean"]), 0.5) and
           close(float(got["prio", "stall"]["mean"]), 0), "stall in csv")
+    short = lines[lines.index(next(x for x in lines if x.startswith("policy  flows"))) + 1]
+    check(short.split() == ["simple", "4", "75.0", "1000", "1900"], f"short flows: {short}")
     with open(os.path.join(out, "runs.csv")) as f:
         check(len(list(csv.DictReader(f))) == 6, "runs.csv has one row per run")
     with open(os.path.join(out, "summary.md")) as f:
