@@ -20,7 +20,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
 sys.path.insert(0, SCRIPTS)
-from sbpnlab import netlink, schedule  # noqa: E402
+from sbpnlab import campaign, netlink, schedule  # noqa: E402
 from sbpnlab.scenario import ScenarioError, load  # noqa: E402
 
 GOOD = """\
@@ -107,6 +107,47 @@ def write(tmp, text, fname="t.toml"):
     return path
 
 
+def campaign_resumes(tmp, good):
+    """run_campaign with execute() replaced: a run that failed once is
+    reported and kept, a second campaign redoes only the runs that are not
+    complete, and each run prints a progress line with an ETA."""
+    calls, real = [], campaign.execute
+
+    def fake(spec, run_dir, slot, name):
+        calls.append(spec.id)
+        os.makedirs(run_dir, exist_ok=True)
+        bad = spec.id == "policy=sbpn2,rtt_ms=30,rep=01" and calls.count(spec.id) == 1
+        meta = {"status": "failed" if bad else "complete",
+                "reason": "media-a.send exited 1" if bad else None}
+        with open(os.path.join(run_dir, "meta.json"), "w", encoding="utf-8") as f:
+            f.write('{"status": "%s"}' % meta["status"])
+        return meta
+
+    campaign.execute = fake
+    try:
+        sc, out = load(good), os.path.join(tmp, "results")
+        log1, log2 = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
+        failed1 = campaign.run_campaign(sc, out, out=log1)
+        first = list(calls)
+        failed2 = campaign.run_campaign(sc, out, out=log2)
+        log1.seek(0)
+        log2.seek(0)
+        text1, text2 = log1.read(), log2.read()
+    finally:
+        campaign.execute = real
+    check("campaign: a failed run is reported and the others go on",
+          len(first) == 12 and failed1 == [("policy=sbpn2,rtt_ms=30,rep=01",
+                                            "media-a.send exited 1")] and
+          "failed: policy=sbpn2,rtt_ms=30,rep=01: media-a.send exited 1" in text1,
+          text1[-400:])
+    check("campaign: a progress line with an ETA per run",
+          sum(1 for x in text1.splitlines() if x.startswith("[") and "ETA" in x) == 12,
+          text1[:400])
+    check("campaign: a second run redoes only what is not complete",
+          calls[12:] == ["policy=sbpn2,rtt_ms=30,rep=01"] and failed2 == [] and
+          "11 already complete, 1 to do" in text2, text2[:300])
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         shipped = sorted(glob.glob(os.path.join(SCRIPTS, "scenarios", "*.toml")))
@@ -125,6 +166,7 @@ def main():
         check("run ids unique", len({r.id for r in runs}) == len(runs))
         check("run id names parameters and repetition",
               runs[0].id == "policy=simple,rtt_ms=30,rep=01", runs[0].id)
+        campaign_resumes(tmp, good)
         seeds = {(r.rep, r.seed) for r in runs}
         check("paired seeds: one seed per repetition, whatever the policy",
               seeds == {(1, 7), (2, 8)}, str(sorted(seeds)))
