@@ -27,6 +27,7 @@ import numpy as np
 
 from . import plots, stats
 
+NOT_RUN_LISTED = 5
 MAIN_COLUMNS = (("audio", "on_time_frac", "audio on time %"),
                 ("audio", "received_frac", "audio received %"),
                 ("video", "on_time_frac", "video on time %"),
@@ -75,9 +76,17 @@ def run(args):
     os.makedirs(out, exist_ok=True)
     text, md, long_rows, figures = [], [], [], []
     unusable.sort()
+    # A partial campaign (sbpn-lab run --only) leaves many runs unmade: one
+    # line for them beyond a handful.
+    not_used = len(unusable)
+    not_run = [u for u in unusable if u[1].startswith("not run")]
+    if len(not_run) > NOT_RUN_LISTED:
+        unusable = [u for u in unusable if not u[1].startswith("not run")] + [
+            (f"{len(not_run)} runs", "not run (listed in campaign.json, no directory; a "
+             f"partial campaign?): {not_run[0][0]} ... {not_run[-1][0]}")]
     if unusable:
-        text.append(f"Runs not used ({len(unusable)}):")
-        md.append(f"## Runs not used ({len(unusable)})\n")
+        text.append(f"Runs not used ({not_used}):")
+        md.append(f"## Runs not used ({not_used})\n")
         for run_id, why in unusable:
             text.append(f"  {run_id}: {why}")
             md.append(f"- `{run_id}`: {why}")
