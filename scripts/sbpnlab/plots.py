@@ -12,6 +12,9 @@ draw_comparison() writes figures/<slug>-<kind>.png and .svg for:
             one panel per policy, all of the same seed;
   ccid3     CCID3's allowed rate X and X_recv over time against the audio
             rate, same runs as "rates" (those with a cc log).
+draw_sweep() writes figures/<slug>-sweep.png and .svg: audio and video on
+time against one swept parameter, a line per policy, mean with 95 %
+Student-t error bars.
 """
 import os
 
@@ -173,3 +176,41 @@ def ccid3_series(picked, flow, title):
     fig.suptitle(f"{title}: CCID3 state", fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def draw_sweep(out, slug, title, param, points):
+    """points: [(x, label, rows)] in increasing x, rows of one comparison
+    each (stats.run_metrics()).  Returns the paths of the sweep figure."""
+    fig, axes = plt.subplots(1, len(stats.CLASSES), figsize=(10, 4), sharey=True)
+    order = stats.policies([r for _, _, rows in points for r in rows])
+    xs = np.array([x for x, _, _ in points], dtype=float)
+    for ax, cls in zip(axes, stats.CLASSES):
+        for p in order:
+            s = [stats.summary([r[f"{cls}.on_time_frac"] * 100 for r in rows
+                                if r["policy"] == p]) for _, _, rows in points]
+            mean = np.array([v["mean"] for v in s])
+            ci = np.nan_to_num(np.array([v["ci"] for v in s]))
+            ax.errorbar(xs, mean, yerr=[np.minimum(ci, mean), np.minimum(ci, 100 - mean)],
+                        marker="o", markersize=4, capsize=3, label=p)
+        if xs.min() > 0 and xs.max() / xs.min() > 4:
+            ax.set_xscale("log")
+        ax.set_xticks(xs, [label for _, label, _ in points], rotation=30)
+        ax.minorticks_off()
+        ax.set_xlabel(param)
+        ax.set_ylim(0, 102)
+        ax.set_title(f"{cls} on time")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("% of scheduled packets")
+    axes[-1].legend(fontsize=8, loc="lower right")
+    fig.suptitle(f"{title}: on time against {param}; mean and 95 % CI over runs",
+                 fontsize=9)
+    fig.tight_layout()
+    fig_dir = os.path.join(out, "figures")
+    os.makedirs(fig_dir, exist_ok=True)
+    paths = []
+    for ext in FORMATS:
+        path = os.path.join(fig_dir, f"{slug}-sweep.{ext}")
+        fig.savefig(path, dpi=110, metadata={"Date": None} if ext == "svg" else None)
+        paths.append(path)
+    plt.close(fig)
+    return paths

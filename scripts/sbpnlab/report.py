@@ -26,6 +26,7 @@ import sys
 import numpy as np
 
 from . import plots, stats
+from .scenario import parse_rate
 
 NOT_RUN_LISTED = 5
 MAIN_COLUMNS = (("audio", "on_time_frac", "audio on time %"),
@@ -103,6 +104,13 @@ def run(args):
             figures += plots.draw_comparison(
                 out, slug(key), key_title(key), crows,
                 [r for r in runs if r.dir in {x["dir"] for x in crows}])
+    for (scenario, flow, param), points in sweeps(comparisons).items():
+        title = f"{scenario} flow {flow}"
+        t, m = sweep_table(title, param, points)
+        text += t
+        md += m
+        if not args.no_figures:
+            figures += plots.draw_sweep(out, slug((scenario, (), flow)), title, param, points)
     print("\n".join(text))
     write(out, "summary.txt", "\n".join(text) + "\n")
     write(out, "summary.md", "\n".join(md) + "\n")
@@ -178,6 +186,62 @@ def group(rows):
                r["flow"])
         out.setdefault(key, []).append(r)
     return dict(sorted(out.items()))
+
+
+def _numeric(value):
+    """A sweep value as a number: a rate in bit/s, else float(); None if
+    it is neither."""
+    try:
+        return float(parse_rate(value))
+    except ValueError:
+        pass
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def sweeps(comparisons):
+    """{(scenario, flow, param): [(x, label, rows)] by x} for the comparisons
+    of a scenario and flow whose sweep points differ in one numeric
+    parameter only (policy aside), when there are at least three points."""
+    by = {}
+    for (scenario, params, flow), rows in comparisons.items():
+        by.setdefault((scenario, flow), []).append((dict(params), rows))
+    out = {}
+    for (scenario, flow), pts in by.items():
+        names = {k for params, _ in pts for k in params}
+        varying = [k for k in names if len({params.get(k) for params, _ in pts}) > 1]
+        if len(pts) < 3 or len(varying) != 1:
+            continue
+        param = varying[0]
+        xs = [_numeric(params.get(param)) for params, _ in pts]
+        if None in xs:
+            continue
+        out[scenario, flow, param] = sorted(
+            ((x, params[param], rows) for x, (params, rows) in zip(xs, pts)),
+            key=lambda p: p[0])
+    return out
+
+
+def sweep_table(title, param, points):
+    """(text lines, markdown lines): on-time fractions per sweep point and
+    policy, mean ±95 % CI over runs."""
+    order = stats.policies([r for _, _, rows in points for r in rows])
+    head = [param] + [f"{p} {c[0]}" for p in order for c in stats.CLASSES]
+    table = []
+    for _, label, rows in points:
+        row = [label]
+        for p in order:
+            for cls in stats.CLASSES:
+                s = stats.summary([r[f"{cls}.on_time_frac"] for r in rows
+                                   if r["policy"] == p])
+                row.append("-" if s["n"] == 0 else
+                           f"{fmt(100 * s['mean'])} ±{fmt(100 * s['ci'])}")
+        table.append(row)
+    note = (f"on time % against {param} (a: audio, v: video), mean ±95 % CI over runs")
+    return ([f"== {title}: sweep over {param}", note] + aligned(head, table) + [""],
+            [f"## {title}: sweep over {param}", "", note, ""] + markdown(head, table) + [""])
 
 
 def key_title(key):

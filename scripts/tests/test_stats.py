@@ -238,8 +238,9 @@ def call_packets():
     return out
 
 
-def write_run(camp, policy, seed, status="complete"):
-    run_id = f"policy={policy},rep={seed:02d}"
+def write_run(camp, policy, seed, status="complete", rate=None):
+    swept = f"rate={rate}," if rate else ""
+    run_id = f"policy={policy},{swept}rep={seed:02d}"
     d = os.path.join(camp, run_id)
     os.makedirs(d)
     packets = call_packets()
@@ -277,7 +278,8 @@ def write_run(camp, policy, seed, status="complete"):
                 f"2.0\t{START_NS + 2_000_000_000}\t{START_NS + 2_200_000_000}\t200\t500kbit\tok\n")
     media = {"name": "call", "source": "ekiga", "transport": "dccp", "policy": policy,
              "ccid": 3, "tx_qlen": 5, "lifetime_ms": 200, "start_s": 0}
-    meta = {"format": 1, "run_id": run_id, "params": {"policy": policy},
+    meta = {"format": 1, "run_id": run_id,
+            "params": {"policy": policy, **({"rate": rate} if rate else {})},
             "repetition": seed, "seed": seed, "status": status,
             "reason": None if status == "complete" else "media-call.send exited 1",
             "t0_ns": START_NS,
@@ -412,6 +414,30 @@ def report_refuses_newer_format():
     check(rc == 2 and "policy=prio,rep=02/meta.json: format 2 is newer" in err,
           f"rc {rc}, stderr: {err}")
     check(not os.path.exists(os.path.join(camp, "report")), "nothing written")
+
+
+@test
+def report_sweep():
+    """Three rates (given out of order) x two policies x two seeds: one
+    sweep table in increasing rate and a sweep figure."""
+    camp = os.path.join(TMP, "sweep")
+    for rate in ("2mbit", "500kbit", "1mbit"):
+        for p in ON_TIME:
+            for seed in (1, 2):
+                write_run(camp, p, seed, rate=rate)
+    out = os.path.join(TMP, "sweep-report")
+    rc, text, err = run_report(camp, "--out", out)
+    check(rc == 0, f"rc {rc}: {err}")
+    lines = text.splitlines()
+    i = lines.index("== synthetic flow call: sweep over rate")
+    # simple: 80 and 90 % -> 85 ±12.706 * 7.071 / sqrt 2; prio 90, 92 -> 91 ±12.7;
+    # video always 100 %
+    rows = [x.split() for x in lines[i + 3:i + 6]]
+    check([r[0] for r in rows] == ["500kbit", "1mbit", "2mbit"] and
+          all(r[1:] == ["85.0", "±63.5", "100.0", "±0.0", "91.0", "±12.7", "100.0", "±0.0"]
+              for r in rows), f"sweep table:\n" + "\n".join(lines[i:i + 6]))
+    check(os.path.getsize(os.path.join(out, "figures", "synthetic_flow_call-sweep.png"))
+          > 5000, "sweep figure")
 
 
 @test
