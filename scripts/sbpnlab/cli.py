@@ -95,6 +95,8 @@ def _cmd_run(args):
         for sc in scenarios:
             name = args.campaign or sc.name
             for r in sc.runs():
+                if args.only and not re.search(args.only, r.id):
+                    continue
                 rd = os.path.join(args.results, name, r.id)
                 print(f"{name}/{r.id}\tseed {r.seed}\t{run_status(rd) or 'not run'}")
         return 0

@@ -234,6 +234,12 @@ def main():
         check("sbpn-lab run --dry-run lists every run",
               p.returncode == 0 and len(lines) == 12 and "t/policy=simple,rtt_ms=30,rep=01"
               in lines[0] and "not run" in lines[0], p.stdout[:200] + p.stderr)
+        p = subprocess.run(cli + ["run", good, "--dry-run", "--only", "sbpn2.*rep=02$",
+                                  "--results", tmp], capture_output=True, text=True)
+        lines = p.stdout.splitlines()
+        check("sbpn-lab run --dry-run --only lists the runs it would do",
+              p.returncode == 0 and len(lines) == 2 and
+              all("policy=sbpn2," in x and ",rep=02\t" in x for x in lines), p.stdout[:300])
         p = subprocess.run(cli + ["run", good, "--jobs", "0"], capture_output=True, text=True)
         check("sbpn-lab run --jobs 0 exits 2", p.returncode == 2, p.stderr)
         p = subprocess.run(cli + ["report", "--help"], capture_output=True, text=True)
