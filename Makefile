@@ -8,6 +8,7 @@
 #   make stress     the DCCP stress test for DURATION s (default 600) in the VM
 #   make fuzz       libFuzzer on the model and trace parsers (FUZZ_SECONDS each)
 #   make demo       the main job: a short SBPN-vs-CCID3 experiment in the VM
+#   make reproduce  the paper's experiments in full (ONLY=, JOBS=; ~32 h)
 #   make bench      enqueue+dequeue cost per packet of each queueing policy (VM)
 #   make vm CMD=... run a command in the VM (e.g. CMD="scripts/modules.sh status")
 #   make style      checkpatch.pl --strict on kernel/ and patches/
@@ -27,7 +28,7 @@ SBPN_VERSION	:= $(shell git -C $(ROOT) describe --always --dirty 2>/dev/null || 
 
 export ABI
 
-.PHONY: all inputs modules headers userspace selftests check demo bench \
+.PHONY: all inputs modules headers userspace selftests check demo reproduce bench \
 	check-debug stress fuzz style venv vm load unload clean
 
 all: modules headers userspace selftests
@@ -79,6 +80,24 @@ demo: all venv
 	@scripts/vm-run --timeout 2400 --out $(BUILD)/demo -- \
 		scripts/sbpn-lab run scripts/scenarios/demo.toml
 	@.venv/bin/python scripts/sbpn-lab report $(BUILD)/demo/demo
+
+# The paper's experiments, scripts/scenarios/paper-*.toml, 30 repetitions
+# each: 1800 runs of 60 s, about 32 h on two TCG cores (see
+# Documentation/results.rst), in one VM boot, then a report per campaign in
+# RESULTS/<campaign>/report.  ONLY=REGEX keeps the runs whose id matches
+# (ONLY='rep=0[1-3]$': 3 repetitions); JOBS=N runs N at once (faster, but
+# compare only campaigns run with the same JOBS).  A second call resumes.
+RESULTS		?= $(ROOT)/results
+JOBS		?= 1
+PAPER		:= $(sort $(wildcard scripts/scenarios/paper-*.toml))
+
+reproduce: all venv
+	@scripts/vm-run --timeout 172800 --out $(RESULTS) -- \
+		scripts/sbpn-lab run --jobs $(JOBS) $(if $(ONLY),--only '$(ONLY)') $(PAPER)
+	@for s in $(PAPER); do \
+		.venv/bin/python scripts/sbpn-lab report \
+			$(RESULTS)/$$(basename $$s .toml) || exit 1; \
+	done
 
 # The queueing-policy benchmark: the modules once more, with
 # kernel/qpolicy_bench.c in dccp.ko, under build/bench/ (so build/modules/
