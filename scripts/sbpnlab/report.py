@@ -289,7 +289,8 @@ def comparison_tables(key, rows, baseline, buffer_ms):
               paired_table(by_policy, baseline, summaries),
               jitter_table(by_policy, summaries, buffer_ms),
               ipdv_table(by_policy),
-              where_table(by_policy, summaries)]
+              where_table(by_policy, summaries),
+              rate_table(by_policy, summaries)]
     if any("short.flows" in r for r in rows):
         tables.append(short_table(by_policy, summaries))
     text, md = [f"== {title}"], [f"## {title}", ""]
@@ -363,6 +364,24 @@ def where_table(by_policy, summaries):
     return ("refused: packets sendmsg() did not accept (EAGAIN), after warm-up; expired, "
             "evicted (in the sender's kernel queue) and reordered: packets per run, whole "
             "call; Jain and utilisation: over the call's window", head, table)
+
+
+def rate_table(by_policy, summaries):
+    """What the flow got through: packets per second of each class, payload
+    rate and CCID3's median allowed rate (means over runs)."""
+    head = ["policy", "audio pkt/s", "video pkt/s", "total pkt/s", "payload kbit/s",
+            "X median kbit/s"]
+    table = []
+    for p in by_policy:
+        mean = {m: summaries[p, m]["mean"] for m in
+                ("audio.recv_pps", "video.recv_pps", "recv_kbps", "x_median_kbps")}
+        table.append([p, fmt(mean["audio.recv_pps"]), fmt(mean["video.recv_pps"]),
+                      fmt(mean["audio.recv_pps"] + mean["video.recv_pps"]),
+                      fmt(mean["recv_kbps"], 0), fmt(mean["x_median_kbps"], 0)])
+    return ("received after warm-up, per second, and the median of CCID3's allowed rate "
+            "X (means over runs); CCID3 sends a packet every s/X with s the mean packet "
+            "size, so a small audio packet uses as much of X as a large video packet",
+            head, table)
 
 
 def short_table(by_policy, summaries):

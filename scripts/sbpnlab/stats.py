@@ -318,6 +318,27 @@ def packet_interval(flow, cls):
     return float(np.median(steps)) if len(steps) else math.nan
 
 
+def received_rates(flow, warmup_s):
+    """Packets per second received of each class and payload kbit/s of the
+    whole flow, from its start + warm-up to one packet interval after its
+    last planned packet."""
+    sel = flow.planned >= flow.start + warmup_s
+    step = min((x for x in (packet_interval(flow, c) for c in CLASSES) if x == x),
+               default=0.0)
+    span = flow.planned[sel].max() + step - (flow.start + warmup_s) if sel.any() else 0
+    got = sel & ~np.isnan(flow.recv)
+    out = {f"{c}.recv_pps": (got & (flow.cls == c)).sum() / span if span > 0 else math.nan
+           for c in CLASSES}
+    out["recv_kbps"] = flow.bits[got].sum() / span / 1000 if span > 0 else math.nan
+    return out
+
+
+def median_x_kbps(cc, warmup_s, start_s=0.0):
+    """Median of CCID3's allowed rate X after warm-up, kbit/s."""
+    sel = cc["t"] >= start_s + warmup_s
+    return float(np.median(cc["x"][sel])) * 8 / 1000 if sel.any() else math.nan
+
+
 # ---- rates (0.4 s bins) -----------------------------------------------------
 
 def bin_edges(end_s):
@@ -470,6 +491,9 @@ def run_metrics(run, buffer_s):
         has_audio = (flow.cls == "audio").any()
         row["stall"] = (stall_fraction(cc, class_rate_Bps(flow, "audio"), warm, flow.start)
                         if cc is not None and len(cc["t"]) and has_audio else math.nan)
+        row.update(received_rates(flow, warm))
+        row["x_median_kbps"] = (median_x_kbps(cc, warm, flow.start)
+                                if cc is not None and len(cc["t"]) else math.nan)
         rows.append({k: float(v) if isinstance(v, np.floating) else v
                      for k, v in row.items()})
     return rows
