@@ -46,14 +46,19 @@ def draw_comparison(out, slug, title, rows, runs):
         with_cc = [(p, run) for p, run in picked if len(run.cc.get(flow, {"t": []})["t"])]
         if with_cc:
             figures["ccid3"] = ccid3_series(with_cc, flow, title)
+    return [path for kind, fig in figures.items()
+            for path in _save(fig, fig_dir, f"{slug}-{kind}")]
+
+
+def _save(fig, fig_dir, name):
+    """Write fig as fig_dir/name.png and .svg, close it, return the paths."""
     paths = []
-    for kind, fig in figures.items():
-        for ext in FORMATS:
-            path = os.path.join(fig_dir, f"{slug}-{kind}.{ext}")
-            # No date in the SVG: the same results give the same file.
-            fig.savefig(path, dpi=110, metadata={"Date": None} if ext == "svg" else None)
-            paths.append(path)
-        plt.close(fig)
+    for ext in FORMATS:
+        path = os.path.join(fig_dir, f"{name}.{ext}")
+        # No date in the SVG: the same results give the same file.
+        fig.savefig(path, dpi=110, metadata={"Date": None} if ext == "svg" else None)
+        paths.append(path)
+    plt.close(fig)
     return paths
 
 
@@ -207,10 +212,4 @@ def draw_sweep(out, slug, title, param, points):
     fig.tight_layout()
     fig_dir = os.path.join(out, "figures")
     os.makedirs(fig_dir, exist_ok=True)
-    paths = []
-    for ext in FORMATS:
-        path = os.path.join(fig_dir, f"{slug}-sweep.{ext}")
-        fig.savefig(path, dpi=110, metadata={"Date": None} if ext == "svg" else None)
-        paths.append(path)
-    plt.close(fig)
-    return paths
+    return _save(fig, fig_dir, f"{slug}-sweep")
