@@ -15,7 +15,11 @@ Two short runs through `sbpn-lab run`, then checks on their results:
            100 + 100 ms and three with 3: all complete, none faster than
            two round trips (connect, then data and answer), and the
            median of the initcwnd 3 flows is at least half a round trip
-           slower (7 segments need one round trip more from a window of 3).
+           slower (7 segments need one round trip more from a window of 3);
+           a second call (CBR over DCCP, SBPN2) shares the link with the
+           first (CBR over UDP): each receiver gets every packet its
+           sender sent (the path is lossless; for DCCP, the kernel queue's
+           sent counter).
 Exit 0 all passed, 1 a check failed, 4 skipped (no root or iperf3).
 """
 import json
@@ -27,6 +31,9 @@ import tempfile
 
 import labtest
 from labtest import check
+
+sys.path.insert(0, os.path.join(labtest.ROOT, "userspace", "tests"))
+import records  # noqa: E402
 
 REVERSE = """
 [scenario]
@@ -74,6 +81,11 @@ initcwnd = 3
 name = "cbr"
 source = "cbr"
 transport = "udp"
+[[media]]
+name = "call2"
+source = "cbr"
+transport = "dccp"
+policy = "sbpn2"
 """
 RTT_S = 0.2
 
@@ -118,13 +130,32 @@ def check_short(rdir, meta):
           m3 - m10 >= RTT_S * 1000 / 2, f"medians {m10:.0f} and {m3:.0f} ms")
 
 
+def check_calls(rdir, meta):
+    ok, diag = True, []
+    for name in ("cbr", "call2"):
+        r = records.read(os.path.join(rdir, f"media-{name}.recv.rec"))
+        send = meta["media"][name]["send"]
+        # What left the sender: every packet sendmsg() took (UDP), or the
+        # kernel queue's sent counter (DCCP: SBPN2 drops expired packets).
+        left = int(send.get("qpolicy_sent", send["sent_ok"]))
+        ok &= send["complete"] == "1" and r.complete and left > 0 and len(r.rows) == left
+        diag.append(f"{name}: {len(r.rows)} received of {left} sent "
+                    f"({send['packets']} scheduled)")
+    check("short: two calls share the lossless link, each receives all it sent", ok,
+          "; ".join(diag))
+
+
 def main():
-    labtest.start(8)
+    labtest.start(9)
     tmp = tempfile.mkdtemp(prefix="vm_competing-")
     out = os.path.join(os.environ.get("VM_OUT", tmp), "vm_competing")
     shutil.rmtree(out, ignore_errors=True)
+    def check_both(rdir, meta):
+        check_short(rdir, meta)
+        check_calls(rdir, meta)
+
     for name, text, fn, n in (("reverse", REVERSE, check_reverse, 3),
-                              ("short", SHORT, check_short, 3)):
+                              ("short", SHORT, check_both, 4)):
         rdir, meta = labtest.run(tmp, out, name, text)
         labtest.checked(name, fn, rdir, meta, n)
     shutil.rmtree(tmp, ignore_errors=True)
