@@ -4,7 +4,7 @@
  * for all five policies:
  *   - queued counts the successful sendmsg() calls, refused the EAGAINs;
  *   - queued == sent + expired + evicted + purged + ccid_err + qlen after
- *     every call (the invariant of patch 0006);
+ *     every call (the invariant of DCCP_SOCKOPT_QPOLICY_STATS);
  *   - the receiver gets exactly `sent` packets, each one sent once;
  *   - expired_sent only under SBPN2/3, expiry and eviction only where the
  *     policy has them;

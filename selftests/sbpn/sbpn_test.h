@@ -231,7 +231,7 @@ static inline void sbpn_stats_log(struct __test_metadata *_metadata,
 	       s->refused, s->purged, s->ccid_err, s->qlen);
 }
 
-/* The invariant of patch 0006: every admitted packet is somewhere. */
+/* The counters' invariant: every admitted packet is somewhere. */
 static inline void sbpn_check_invariant(struct __test_metadata *_metadata,
 					const struct dccp_qpolicy_stats *s)
 {
