@@ -9,8 +9,9 @@ Three short runs through `sbpn-lab run`, then checks on their results:
           smallest one-way delay is the forward delay (+10 ms), the loss
           rate is 10 % +- 5 %;
   tcp:    two TCP Reno flows at 1 Mbit/s, 40 + 40 ms: together they carry
-          at least 70 % of the link and no more than it, the bottleneck
-          queue overflows, and their smallest RTT is 80 ms (+30 ms);
+          no more than the link and at least 70 % of it, the bottleneck
+          queue overflows, and their smallest RTT is at least 80 ms and at
+          most 110 ms;
   square: a UDP flood over a square wave 1 Mbit/s <-> 250 kbit/s, period
           8 s: every change is applied in the first half of its phase (its
           lateness is printed against the 10 ms aim, not asserted: the
@@ -18,6 +19,13 @@ Three short runs through `sbpn-lab run`, then checks on their results:
           rate over 0.25 s bins is the phase's rate +- 10 % (the median,
           because a loaded host can stall the guest for a second).
 Tolerances are wide on purpose: the guest runs under TCG on shared CPUs.
+On the debug kernel (KASAN, kmemleak, lockdep: about ten times slower; seen
+by /sys/kernel/debug/kmemleak) the two checks that only measure the guest's
+speed are skipped with that reason, their measurement printed: the 70 %
+(the flows' goodput depends on the guest's speed) and the 110 ms (its
+stack adds 20 to 65 ms to the RTT).  Their other halves, which the emulated
+link decides (no more than the link's rate, no less than its delays), still
+run.
 Exit 0 all passed, 1 a check failed, 4 skipped (no root, DCCP or iperf3).
 """
 import json
@@ -103,6 +111,18 @@ def check(name, ok, diag=""):
     results.append(ok)
 
 
+def skip(name, why):
+    print(f"ok {len(results) + 1} {name} # SKIP {why}", flush=True)
+    results.append(True)
+
+
+def slow_kernel():
+    """Why timing checks mean nothing on this kernel, or None."""
+    if os.path.exists("/sys/kernel/debug/kmemleak"):
+        return "debug kernel (kmemleak, KASAN): speed is not the testbed's"
+    return None
+
+
 def skip_all(why):
     print(f"1..0 # SKIP {why}")
     sys.exit(4)
@@ -144,17 +164,29 @@ def check_tcp(rdir, meta):
     for i in range(2):
         with open(os.path.join(rdir, f"tcp-{i}.json"), encoding="utf-8") as f:
             flows.append(json.load(f))
+    slow = slow_kernel()
     bps = sum(fl["end"]["sum_received"]["bits_per_second"] for fl in flows)
-    check("tcp: two Reno flows carry 70-100 % of the 1 Mbit/s link", 0.7e6 <= bps <= 1.0e6,
-          f"goodput {bps / 1e3:.0f} kbit/s together (payload only)")
+    diag = f"goodput {bps / 1e3:.0f} kbit/s together (payload only)"
+    check("tcp: two Reno flows carry no more than the 1 Mbit/s link", bps <= 1.0e6, diag)
+    name = "tcp: two Reno flows carry at least 70 % of the 1 Mbit/s link"
+    if slow:
+        skip(name, f"{slow} ({diag})")
+    else:
+        check(name, 0.7e6 <= bps, diag)
     print("# " + meta["qdisc_stats"].replace("\n", "\n# "))
     drops = [int(line.split("dropped ")[1].split(",")[0])
              for line in meta["qdisc_stats"].splitlines() if "dropped" in line]
     check("tcp: the bottleneck queue overflowed", drops and drops[0] > 0,
           f"dropped at the bottleneck: {drops[0] if drops else None}")
     rtts = [fl["end"]["streams"][0]["sender"].get("min_rtt", 0) / 1e3 for fl in flows]
-    check("tcp: smallest RTT is the two delays (80 ms, +30)",
-          all(80 <= x <= 110 for x in rtts), f"min_rtt {rtts} ms")
+    diag = f"min_rtt {rtts} ms"
+    check("tcp: smallest RTT is at least the two delays (80 ms)",
+          all(80 <= x for x in rtts), diag)
+    name = "tcp: smallest RTT is at most the two delays + 30 ms (110 ms)"
+    if slow:
+        skip(name, f"{slow} ({diag})")
+    else:
+        check(name, all(x <= 110 for x in rtts), diag)
 
 
 def check_square(rdir, meta):
@@ -203,7 +235,7 @@ def main():
     if not shutil.which("iperf3") or not os.access(os.path.join(ROOT, "userspace", "bin",
                                                                 "sbpn-send"), os.X_OK):
         skip_all("iperf3 or userspace/bin/sbpn-send missing (make)")
-    print("1..10")
+    print("1..12")
     tmp = tempfile.mkdtemp(prefix="vm_testbed-")
     out = os.path.join(os.environ.get("VM_OUT", tmp), "vm_testbed")
     shutil.rmtree(out, ignore_errors=True)
@@ -214,7 +246,7 @@ def main():
     for name, fn in (("path", check_path), ("tcp", check_tcp), ("square", check_square)):
         rdir, meta = run(tmp, out, name)
         if meta["status"] != "complete":
-            n = {"path": 2, "tcp": 3, "square": 2}[name]
+            n = {"path": 2, "tcp": 5, "square": 2}[name]
             for _ in range(n):
                 check(f"{name}: not checked, the run failed", False)
             continue

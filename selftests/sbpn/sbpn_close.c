@@ -8,12 +8,16 @@
  * one queue per SBPN policy behind a full CCID 2 window: N_PKT packets over
  * 2 * N_PRIO priorities, half of them already expired (SBPN3 keeps those in
  * its pool).
- * The test reads the skbuff_head_cache and kmalloc-128 (bands) slab usage
- * before, while the queues are full (so a leak would be plain to see) and
- * after the worker closed everything and exited; after must be back near
- * before.  Run last: it unloads the modules, and then no slab cache of
- * theirs may be left (vm-run boots with slab_nomerge, so a cache a module
- * forgets to destroy stays in /proc/slabinfo under its own name).
+ * The test reads the slab usage of skbuff_head_cache and of the kmalloc
+ * caches the bands can come from (kmalloc-128 on Debian's kernel; lockdep's
+ * larger spinlock makes a band bigger on the debug kernel) before, while the
+ * queues are full (so a leak would be plain to see) and after the worker
+ * closed everything and exited; after must be back near before.  The band
+ * cache is the kmalloc cache that grew most while the queues were full, and
+ * it must have grown by at least N_PRIO.  Run last: it unloads the modules,
+ * and then no slab cache of theirs may be left (vm-run boots with
+ * slab_nomerge, so a cache a module forgets to destroy stays in
+ * /proc/slabinfo under its own name).
  */
 #include "sbpn_test.h"
 
@@ -21,7 +25,12 @@
 #define N_PRIO	150
 #define SLACK	200	/* objects: caches on other CPUs, other traffic */
 
-static const char * const caches[] = { "skbuff_head_cache", "kmalloc-128" };
+/* skbs first, then the candidates for the bands */
+static const char * const caches[] = {
+	"skbuff_head_cache", "kmalloc-128", "kmalloc-192", "kmalloc-256",
+};
+
+#define N_CACHES	ARRAY_SIZE(caches)
 
 FIXTURE(close) {
 };
@@ -158,16 +167,22 @@ static int modules_unload(void)
 
 TEST_F_TIMEOUT(close, queues_freed_modules_unload, 120)
 {
-	long before[2], during[2], after[2];
+	long before[N_CACHES], during[N_CACHES], after[N_CACHES];
 	int report[2], go[2], queued = 0, status, tries;
+	unsigned int band = 1, back;
 	pid_t pid;
 
 	ASSERT_EQ(0, system("modprobe -a dccp_ipv4 dccp_ipv6 dccp_diag sch_netem"));
 	/* the check after unloading can see the caches at all */
 	ASSERT_LT(0, dccp_caches(false));
-	for (int i = 0; i < 2; i++) {
+	/*
+	 * The caches can be read.  An idle guest may have no skb in use at
+	 * all (the debug kernel, with no NIC, has none): the checks on
+	 * "during" below show that the counts see the queued packets.
+	 */
+	for (unsigned int i = 0; i < N_CACHES; i++) {
 		before[i] = slab_active(caches[i]);
-		ASSERT_LT(0, before[i]);
+		ASSERT_LE(0, before[i]);
 	}
 	ASSERT_EQ(0, pipe(report));
 	ASSERT_EQ(0, pipe(go));
@@ -178,8 +193,11 @@ TEST_F_TIMEOUT(close, queues_freed_modules_unload, 120)
 		_exit(worker(report[1], go[0]));
 
 	ASSERT_EQ(sizeof(queued), read(report[0], &queued, sizeof(queued)));
-	for (int i = 0; i < 2; i++)
+	for (unsigned int i = 0; i < N_CACHES; i++) {
 		during[i] = slab_active(caches[i]);
+		if (i > 1 && during[i] - before[i] > during[band] - before[band])
+			band = i;
+	}
 	ASSERT_EQ(1, write(go[1], "x", 1));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_EQ(0, status) {
@@ -188,21 +206,26 @@ TEST_F_TIMEOUT(close, queues_freed_modules_unload, 120)
 
 	/* sockets and the namespace go away asynchronously */
 	for (tries = 0; tries < 40; tries++) {
-		for (int i = 0; i < 2; i++)
+		back = 0;
+		for (unsigned int i = 0; i < N_CACHES; i++) {
 			after[i] = slab_active(caches[i]);
-		if (after[0] <= before[0] + SLACK && after[1] <= before[1] + SLACK)
+			back += after[i] <= before[i] + SLACK;
+		}
+		if (back == N_CACHES)
 			break;
 		dt_sleep_ms(500);
 	}
-	for (int i = 0; i < 2; i++)
+	for (unsigned int i = 0; i < N_CACHES; i++)
 		TH_LOG("%s: %ld objects before, %ld with %d packets queued, %ld after",
 		       caches[i], before[i], during[i], queued, after[i]);
 	/* the queues were really there and really counted */
 	EXPECT_LE(3 * N_PKT / 2, queued);
 	EXPECT_LE(before[0] + queued / 2, during[0]);
 	EXPECT_LE(before[0] + SLACK, during[0]);
-	EXPECT_LE(after[0], before[0] + SLACK);
-	EXPECT_LE(after[1], before[1] + SLACK);
+	TH_LOG("bands in %s", caches[band]);
+	EXPECT_LE(before[band] + N_PRIO, during[band]);
+	for (unsigned int i = 0; i < N_CACHES; i++)
+		EXPECT_LE(after[i], before[i] + SLACK);
 
 	for (tries = 0; tries < 30 && modules_unload(); tries++)
 		dt_sleep_ms(1000);

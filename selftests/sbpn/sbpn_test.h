@@ -16,6 +16,13 @@
  * window is full.  From then on nothing leaves the queue until the first
  * Ack returns, at least one RTT later, and everything queued meanwhile is
  * sent in the policy's order.
+ *
+ * The receiver sees that order as long as nothing reorders on the way.  A
+ * veth hands each packet to the backlog of the CPU that sent it, and the
+ * sender sends from whichever CPU an Ack arrived on, so with two CPUs
+ * packets could overtake each other before they reach DCCP (which keeps no
+ * order of its own).  RPS on vb1 and vb2 steers every packet through CPU
+ * 0's backlog instead, so the receiver sees them in the order they left.
  */
 #ifndef SBPN_TEST_H
 #define SBPN_TEST_H
@@ -148,7 +155,11 @@ static inline int sbpn_topology_up(const char * const qdisc_a[2],
 	    setns(init_ns, CLONE_NEWNET))
 		return -1;
 	close(init_ns);
-	return 0;
+	/* one receiving backlog (CPU 0) for the data: no reordering */
+	snprintf(cmds, sizeof(cmds),
+		 "ip netns exec %s sh -c 'for d in vb1 vb2; do echo 1 >/sys/class/net/$d/queues/rx-0/rps_cpus || exit 1; done'",
+		 sbpn_ns_b);
+	return system(cmds) ? -1 : 0;
 }
 
 static inline void sbpn_topology_down(void)
