@@ -22,6 +22,19 @@ def check(name, ok, diag=""):
     results.append(bool(ok))
 
 
+def skip(name, why):
+    """A KTAP result that was skipped, with the reason."""
+    print(f"ok {len(results) + 1} {name} # SKIP {why}", flush=True)
+    results.append(True)
+
+
+def slow_kernel():
+    """Why timing checks mean nothing on this kernel, or None."""
+    if os.path.exists("/sys/kernel/debug/kmemleak"):
+        return "debug kernel (kmemleak, KASAN): speed is not the testbed's"
+    return None
+
+
 def start(plan):
     """The KTAP header and plan; exit 4 (skip) unless this is root in a
     guest with iperf3 and our built tools."""

@@ -32,16 +32,15 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "userspace", "tests"))
+import labtest
+from labtest import check, skip, slow_kernel
+
+sys.path.insert(0, os.path.join(labtest.ROOT, "userspace", "tests"))
 import records  # noqa: E402
 
-LAB = os.path.join(ROOT, "scripts", "sbpn-lab")
 FLOOD_BYTES, FLOOD_GAP_S = 1000, 0.005          # 1.6 Mbit/s of payload
 WIRE_BYTES = FLOOD_BYTES + 8 + 20 + 14          # what tbf counts: UDP, IPv4, Ethernet
 
@@ -100,50 +99,6 @@ trace = "flood.trace"
 transport = "udp"
 """,
 }
-
-results = []
-
-
-def check(name, ok, diag=""):
-    for line in str(diag).splitlines():
-        print(f"# {name}: {line}")
-    print(f"{'ok' if ok else 'not ok'} {len(results) + 1} {name}", flush=True)
-    results.append(ok)
-
-
-def skip(name, why):
-    print(f"ok {len(results) + 1} {name} # SKIP {why}", flush=True)
-    results.append(True)
-
-
-def slow_kernel():
-    """Why timing checks mean nothing on this kernel, or None."""
-    if os.path.exists("/sys/kernel/debug/kmemleak"):
-        return "debug kernel (kmemleak, KASAN): speed is not the testbed's"
-    return None
-
-
-def skip_all(why):
-    print(f"1..0 # SKIP {why}")
-    sys.exit(4)
-
-
-def run(tmp, out, name):
-    path = os.path.join(tmp, f"{name}.toml")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(SCENARIOS[name])
-    p = subprocess.run([sys.executable, LAB, "run", path, "--results", out],
-                       capture_output=True, text=True)
-    rdir = os.path.join(out, name, "rep=01")
-    try:
-        with open(os.path.join(rdir, "meta.json"), encoding="utf-8") as f:
-            meta = json.load(f)
-    except (OSError, ValueError):
-        meta = {"status": "missing", "reason": p.stderr.strip()[-300:]}
-    check(f"{name}: run complete", p.returncode == 0 and meta["status"] == "complete",
-          f"exit {p.returncode}, status {meta['status']}, reason {meta.get('reason')}")
-    return rdir, meta
-
 
 def check_path(rdir, meta):
     s = records.read(os.path.join(rdir, "media-cbr.send.rec"))
@@ -229,13 +184,7 @@ def check_square(rdir, meta):
 
 
 def main():
-    print("TAP version 13")
-    if os.geteuid() != 0:
-        skip_all("needs root (run it in the VM)")
-    if not shutil.which("iperf3") or not os.access(os.path.join(ROOT, "userspace", "bin",
-                                                                "sbpn-send"), os.X_OK):
-        skip_all("iperf3 or userspace/bin/sbpn-send missing (make)")
-    print("1..12")
+    labtest.start(12)
     tmp = tempfile.mkdtemp(prefix="vm_testbed-")
     out = os.path.join(os.environ.get("VM_OUT", tmp), "vm_testbed")
     shutil.rmtree(out, ignore_errors=True)
@@ -243,19 +192,12 @@ def main():
         f.write("# sbpn-trace 1\n")
         for i in range(round(16 / FLOOD_GAP_S)):
             f.write(f"{i * FLOOD_GAP_S:.6f} {FLOOD_BYTES} data - 0\n")
-    for name, fn in (("path", check_path), ("tcp", check_tcp), ("square", check_square)):
-        rdir, meta = run(tmp, out, name)
-        if meta["status"] != "complete":
-            n = {"path": 2, "tcp": 5, "square": 2}[name]
-            for _ in range(n):
-                check(f"{name}: not checked, the run failed", False)
-            continue
-        try:
-            fn(rdir, meta)
-        except (OSError, ValueError, KeyError, IndexError) as e:
-            check(f"{name}: results readable", False, f"{type(e).__name__}: {e}")
+    for name, fn, n in (("path", check_path, 2), ("tcp", check_tcp, 5),
+                        ("square", check_square, 2)):
+        rdir, meta = labtest.run(tmp, out, name, SCENARIOS[name])
+        labtest.checked(name, fn, rdir, meta, n)
     shutil.rmtree(tmp, ignore_errors=True)
-    return 0 if all(results) else 1
+    return 0 if all(labtest.results) else 1
 
 
 if __name__ == "__main__":
