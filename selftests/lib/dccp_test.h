@@ -31,17 +31,7 @@
 #include <linux/dccp.h>
 
 #include "kselftest_harness.h"
-
-/* ABI values glibc does not define. */
-#ifndef SOL_DCCP
-#define SOL_DCCP	269
-#endif
-#ifndef SOCK_DCCP
-#define SOCK_DCCP	6
-#endif
-#ifndef IPPROTO_DCCP
-#define IPPROTO_DCCP	33
-#endif
+#include "dccp_abi.h"
 
 /*
  * CCID3's sender state as DCCP_SOCKOPT_CCID_TX_INFO returns it; the kernel

@@ -53,16 +53,7 @@
 #include <linux/dccp.h>
 
 #include "kselftest.h"
-
-#ifndef SOL_DCCP
-#define SOL_DCCP	269
-#endif
-#ifndef SOCK_DCCP
-#define SOCK_DCCP	6
-#endif
-#ifndef IPPROTO_DCCP
-#define IPPROTO_DCCP	33
-#endif
+#include "dccp_abi.h"
 
 #define MAX_SOCKETS	256
 #define MAX_ACCEPTED	512
