@@ -7,15 +7,19 @@
 Every shipped scenario must load; each bad file below must be refused with
 an error naming the file, the line where it can be known, the field and
 what was expected; sweeps must expand to paired, uniquely named runs;
-schedules to the planned changes; the CLI must exit 2 on bad input.
+schedules to the planned changes; the CLI must exit 2 on bad input; and
+2000 seeded random mutations of the shipped files must each load or fail
+with a ScenarioError, never another exception (a property-based test).
 Needs no root and no VM.  Exit 0 all passed, 1 a test failed.
 """
 import glob
 import os
+import random
 import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
@@ -107,6 +111,48 @@ def write(tmp, text, fname="t.toml"):
     return path
 
 
+# Values of the wrong type, range or form for the mutation test below.
+ODD_VALUES = ['""', '"x"', "-1", "0", "1e309", "nan", "inf", "-inf", "true", "[]",
+              '[1, "a"]', "{}", "{a = 1}", "9999999999999999999999", "0.0001",
+              '"1mbit"', '"-5kbit"', "[[1]]", "1979-05-27"]
+
+
+def mutations_fail_cleanly(tmp, texts, n=2000, seed=1):
+    """Property: any mutation of a good scenario file (a value replaced by
+    an odd one, a line deleted or repeated, random bytes) either loads and
+    expands into runs or raises ScenarioError naming the file, quickly;
+    never another exception.  Seeded, so a failure can be replayed."""
+    rnd, path = random.Random(seed), os.path.join(tmp, "mutant.toml")
+    problems, slowest = [], 0.0
+    for i in range(n):
+        lines = rnd.choice(texts).splitlines()
+        k, op = rnd.randrange(len(lines)), rnd.randrange(4)
+        if op == 0 and "=" in lines[k] and not lines[k].lstrip().startswith("#"):
+            lines[k] = lines[k].split("=")[0] + "= " + rnd.choice(ODD_VALUES)
+        elif op == 1:
+            del lines[k]
+        elif op == 2:
+            lines.insert(k, rnd.choice(lines))
+        data = bytearray("\n".join(lines).encode())
+        if op == 3:
+            for _ in range(rnd.randrange(1, 4)):
+                data[rnd.randrange(len(data))] = rnd.randrange(256)
+        with open(path, "wb") as f:
+            f.write(data)
+        t = time.monotonic()
+        try:
+            load(path).runs()
+        except ScenarioError as e:
+            if not str(e).startswith(path):
+                problems.append(f"mutant {i}: error does not name the file: {e}")
+        except Exception as e:  # noqa: BLE001 - any other exception is the bug
+            problems.append(f"mutant {i}: {type(e).__name__}: {e}")
+        slowest = max(slowest, time.monotonic() - t)
+    check(f"{n} mutated scenario files load or fail with a ScenarioError naming the file",
+          not problems and slowest < 5,
+          f"slowest {slowest:.3f} s; " + ("; ".join(problems[:5]) or "no problem"))
+
+
 def campaign_resumes(tmp, good):
     """run_campaign with execute() replaced: a run that failed once is
     reported and kept, a second campaign redoes only the runs that are not
@@ -158,6 +204,8 @@ def main():
             except ScenarioError as e:
                 check(f"loads {os.path.basename(path)}", False, str(e))
         check("demo.toml is shipped", any(p.endswith("/demo.toml") for p in shipped))
+        texts = [open(p, encoding="utf-8").read() for p in shipped]
+        mutations_fail_cleanly(tmp, texts)
 
         good = write(tmp, GOOD, "good.toml")
         sc = load(good)
