@@ -323,7 +323,7 @@ def received_rates(flow, warmup_s):
     whole flow, from its start + warm-up to one packet interval after its
     last planned packet."""
     sel = flow.planned >= flow.start + warmup_s
-    step = min((x for x in (packet_interval(flow, c) for c in CLASSES) if x == x),
+    step = min((x for x in (packet_interval(flow, c) for c in CLASSES) if not math.isnan(x)),
                default=0.0)
     span = flow.planned[sel].max() + step - (flow.start + warmup_s) if sel.any() else 0
     got = sel & ~np.isnan(flow.recv)

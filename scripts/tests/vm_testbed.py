@@ -129,10 +129,9 @@ def check_tcp(rdir, meta):
     else:
         check(name, 0.7e6 <= bps, diag)
     print("# " + meta["qdisc_stats"].replace("\n", "\n# "))
-    drops = [int(line.split("dropped ")[1].split(",")[0])
-             for line in meta["qdisc_stats"].splitlines() if "dropped" in line]
-    check("tcp: the bottleneck queue overflowed", drops and drops[0] > 0,
-          f"dropped at the bottleneck: {drops[0] if drops else None}")
+    drops = labtest.qdisc_drops(meta["qdisc_stats"], "netem", 0)
+    check("tcp: the bottleneck queue overflowed", drops is not None and drops > 0,
+          f"dropped at the bottleneck: {drops}")
     rtts = [fl["end"]["streams"][0]["sender"].get("min_rtt", 0) / 1e3 for fl in flows]
     diag = f"min_rtt {rtts} ms"
     check("tcp: smallest RTT is at least the two delays (80 ms)",
