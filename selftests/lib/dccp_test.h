@@ -249,4 +249,40 @@ static inline int dt_has_tag(const uint32_t *tags, int n, uint32_t tag)
 	return 0;
 }
 
+/*
+ * The kernel log from now on: dt_kmsg_open() returns a reader positioned at
+ * the end of /dev/kmsg, dt_kmsg_count() counts the records written since
+ * that contain @needle, and logs them.
+ */
+static inline int dt_kmsg_open(struct __test_metadata *_metadata)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+
+	ASSERT_LE(0, fd) TH_LOG("/dev/kmsg: %s", strerror(errno));
+	ASSERT_LE(0, lseek(fd, 0, SEEK_END));
+	return fd;
+}
+
+static inline int dt_kmsg_count(struct __test_metadata *_metadata, int fd,
+				const char *needle)
+{
+	char rec[2048];
+	int n = 0;
+
+	for (;;) {
+		ssize_t r = read(fd, rec, sizeof(rec) - 1);
+
+		if (r < 0 && errno == EPIPE)	/* overwritten: read on */
+			continue;
+		if (r <= 0)
+			break;
+		rec[r] = 0;
+		if (strstr(rec, needle)) {
+			TH_LOG("kernel: %s", strchr(rec, ';') ? strchr(rec, ';') + 1 : rec);
+			n++;
+		}
+	}
+	return n;
+}
+
 #endif /* DCCP_TEST_H */
