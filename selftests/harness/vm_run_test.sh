@@ -10,7 +10,8 @@
 #   - text that imitates the verdict on stdout or the kernel log cannot turn
 #     a failing command into a pass;
 #   - a kernel WARN in the guest fails the run (exit 125);
-#   - the time limit ends a hung command (exit 124);
+#   - the time limit ends a hung command (exit 124), after SysRq has put
+#     the backtraces of all CPUs on the console;
 #   - a patch that does not apply stops the build with its name;
 #   - scripts/modules.sh (make load / make unload) swaps the stock DCCP
 #     modules for ours and back, in a freshly booted guest; there, with the
@@ -66,7 +67,8 @@ check "a kernel WARN fails the run with 125 (got $rc)" \
 # 6: a command that never ends.
 "$VMRUN" --timeout 25 --out "$TMP/out" -- sleep 600 >/dev/null 2>&1
 rc=$?
-check "the time limit ends a hung run with 124 (got $rc)" test "$rc" -eq 124
+check "the time limit ends a hung run with 124 and CPU backtraces (got $rc)" \
+	sh -c "test $rc -eq 124 && grep -q 'NMI backtrace for cpu' '$TMP/out/console.log'"
 
 # 7: a broken patch.
 mkdir -p "$TMP/patches"
