@@ -4,7 +4,8 @@
 # Run every test of the project and print one summary line,
 # "N passed, N failed, N skipped":
 #
-#   1. style: checkpatch --strict on patches/ and kernel/
+#   1. style: checkpatch --strict on patches/ and kernel/; docutils on
+#      Documentation/ (scripts/doccheck.py)
 #   2. the harness's own tests on the host (they boot VMs on purpose to see
 #      WARNs, timeouts and bad exit codes reported as failures)
 #   3. userspace host tests (make -C userspace check), and libFuzzer on the
@@ -59,6 +60,15 @@ if scripts/style.sh >"$LOG/style.log" 2>&1; then
 else
 	failed=$((failed + 1))
 	cat "$LOG/style.log"
+fi
+
+echo "== docs"
+if /usr/bin/python3 scripts/doccheck.py >"$LOG/docs.log" 2>&1; then
+	passed=$((passed + 1))
+	tail -n1 "$LOG/docs.log"
+else
+	failed=$((failed + 1))
+	cat "$LOG/docs.log"
 fi
 
 echo "== harness self-tests (host, boots VMs)"

@@ -4,7 +4,8 @@
 # Install the Debian 12 packages the project needs on the host: compilers and
 # make, QEMU (TCG only), the tools the guest borrows from the host's root
 # filesystem (ip, tc, iperf3, python3 come over 9p), libnl for userspace, what
-# a kernel build needs (the debug tier) and clang with libFuzzer (make fuzz).
+# a kernel build needs (the debug tier), clang with libFuzzer (make fuzz) and
+# docutils (the Documentation/ check).
 # Idempotent: only packages that are missing are installed.
 
 set -euo pipefail
@@ -14,7 +15,7 @@ PACKAGES=(
 	qemu-system-x86 busybox-static udev
 	iproute2 iperf3 ethtool procps
 	libnl-3-dev libnl-route-3-dev
-	python3-venv
+	python3-venv python3-docutils
 	flex bison libelf-dev
 	clang libclang-rt-14-dev
 )
