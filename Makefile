@@ -55,7 +55,7 @@ endef
 
 modules: inputs
 	$(call dccp_modules,$(BUILD))
-	@echo "modules: $(foreach m,$(MODULES),build/modules/$(m).ko) (version $(SBPN_VERSION))"
+	@echo "modules: $(foreach m,$(MODULES),$(BUILD)/modules/$(m).ko) (version $(SBPN_VERSION))"
 
 # Userspace sees the patched uapi header, never a second copy of it.
 headers: modules
