@@ -53,23 +53,23 @@ count_tap() { # label, file with KTAP results at top level
 	fi
 }
 
-echo "== style"
-if scripts/style.sh >"$LOG/style.log" 2>&1; then
-	passed=$((passed + 1))
-	tail -n1 "$LOG/style.log"
-else
-	failed=$((failed + 1))
-	cat "$LOG/style.log"
-fi
+# Run a check that gives one verdict: count it, print its last line on
+# success and its whole log on failure.
+count_step() { # label, command...
+	local label=$1
+	shift
+	echo "== $label"
+	if "$@" >"$LOG/$label.log" 2>&1; then
+		passed=$((passed + 1))
+		tail -n1 "$LOG/$label.log"
+	else
+		failed=$((failed + 1))
+		cat "$LOG/$label.log"
+	fi
+}
 
-echo "== docs"
-if /usr/bin/python3 scripts/doccheck.py >"$LOG/docs.log" 2>&1; then
-	passed=$((passed + 1))
-	tail -n1 "$LOG/docs.log"
-else
-	failed=$((failed + 1))
-	cat "$LOG/docs.log"
-fi
+count_step style scripts/style.sh
+count_step docs /usr/bin/python3 scripts/doccheck.py
 
 echo "== harness self-tests (host, boots VMs)"
 mkdir -p build/harness

@@ -79,6 +79,24 @@ static void fill(unsigned char *buf, uint32_t seq)
 }
 
 /*
+ * Check a received message of @len bytes against messages 0..@n-1 and set
+ * *@seq to its sequence number.  Returns 0, -EMSGSIZE for a wrong length or
+ * sequence number (*@seq is then what the header says), or -EBADMSG for a
+ * corrupted payload.
+ */
+static int check_msg(const unsigned char *buf, ssize_t len, uint32_t n,
+		     uint32_t *seq)
+{
+	unsigned char want[MSG_LEN];
+
+	memcpy(seq, buf, sizeof(*seq));
+	if (len != MSG_LEN || *seq >= n)
+		return -EMSGSIZE;
+	fill(want, *seq);
+	return memcmp(buf, want, MSG_LEN) ? -EBADMSG : 0;
+}
+
+/*
  * In a child: send messages 0..@n-1 with blocking sendmsg(), under PRIO with
  * a DCCP_SCM_PRIORITY cmsg, let the queue drain and exit 0 (1 on an error).
  */
@@ -133,12 +151,12 @@ static void log_seqs(struct __test_metadata *_metadata, const char *what,
 TEST_F_TIMEOUT(veth, transfer, 120)
 {
 	struct timeval tv = { .tv_sec = 15 };
-	unsigned char buf[MSG_LEN + 1], want[MSG_LEN];
+	unsigned char buf[MSG_LEN + 1];
 	int rcvbuf = 16 << 20;	/* bytes, far above N_MSGS * skb truesize */
 	uint32_t seq, got, late[N_MSGS], missing[N_MSGS], dup[N_MSGS];
 	int times[N_MSGS] = { 0 };
 	int n_late = 0, n_missing = 0, n_dup = 0, n_bad = 0, n = 0;
-	int lfd, cfd, afd, status;
+	int lfd, cfd, afd, status, err;
 	int64_t highest = -1;
 	pid_t pid;
 
@@ -166,15 +184,14 @@ TEST_F_TIMEOUT(veth, transfer, 120)
 			break;
 		}
 		n++;
-		memcpy(&got, buf, sizeof(got));
-		if (r != MSG_LEN || got >= N_MSGS) {
+		err = check_msg(buf, r, N_MSGS, &got);
+		if (err == -EMSGSIZE) {
 			TH_LOG("message %d of the transfer: %zd bytes, sequence number %u",
 			       n, r, got);
 			n_bad++;
 			continue;
 		}
-		fill(want, got);
-		if (memcmp(buf, want, MSG_LEN)) {
+		if (err) {
 			TH_LOG("message %u: payload corrupted", got);
 			n_bad++;
 		}
@@ -213,19 +230,13 @@ TEST_F_TIMEOUT(veth, transfer, 120)
  */
 static int recv_ready(int fd, int *times, uint32_t n)
 {
-	unsigned char buf[MSG_LEN + 1], want[MSG_LEN];
+	unsigned char buf[MSG_LEN + 1];
 	int bad = 0;
 	uint32_t got;
 	ssize_t r;
 
 	while ((r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) >= 0) {
-		memcpy(&got, buf, sizeof(got));
-		if (r != MSG_LEN || got >= n) {
-			bad++;
-			continue;
-		}
-		fill(want, got);
-		if (memcmp(buf, want, MSG_LEN))
+		if (check_msg(buf, r, n, &got))
 			bad++;
 		else
 			times[got]++;
