@@ -127,6 +127,32 @@ int sbpn_get_qlen(int fd, unsigned int *qlen)
 	return 0;
 }
 
+int sbpn_set_faster_restart(int fd, int on)
+{
+#ifdef HAVE_DCCP_SOCKOPT_FASTER_RESTART
+	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_FASTER_RESTART, &on, sizeof(on));
+#else
+	(void)fd;
+	(void)on;
+	errno = ENOPROTOOPT;
+	return -1;
+#endif
+}
+
+int sbpn_get_faster_restart(int fd, int *on)
+{
+#ifdef HAVE_DCCP_SOCKOPT_FASTER_RESTART
+	socklen_t len = sizeof(*on);
+
+	return getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_FASTER_RESTART, on, &len);
+#else
+	(void)fd;
+	(void)on;
+	errno = ENOPROTOOPT;
+	return -1;
+#endif
+}
+
 int sbpn_set_ccid(int fd, uint8_t ccid)
 {
 	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID, &ccid, sizeof(ccid));

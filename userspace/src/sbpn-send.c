@@ -46,7 +46,7 @@ static struct {
 	double duration_s;		/* <0: model's */
 	double lifetime_ms;		/* <0: model's */
 	uint64_t seed;
-	bool silence, dry_run, stats;
+	bool silence, dry_run, stats, faster_restart;
 	uint64_t cc_interval_ms, linger_ms;
 	long flow_id;			/* -1: hash of the flow name */
 } cfg = {
@@ -76,6 +76,7 @@ static void usage(FILE *f)
 "                         sbpn2, sbpn3\n"
 "  --ccid N               DCCP CCID, 2 or 3 (default 3)\n"
 "  --tx-qlen N            DCCP tx queue length, 0 = unbounded (default: kernel's)\n"
+"  --faster-restart       CCID3 TFRC Faster Restart (DCCP_SOCKOPT_FASTER_RESTART)\n"
 "  --lifetime-ms MS       expiry = creation + MS; 0 = none (default: model's 200)\n"
 "  --silence-suppression  no audio during quiet phases of the call pattern\n"
 "  --cc-log FILE          sample CCID state and qpolicy counters (DCCP only)\n"
@@ -127,7 +128,7 @@ static void parse_args(int argc, char **argv)
 {
 	enum { O_TRANSPORT = 256, O_TO, O_OUT, O_FLOW, O_FLOWID, O_SOURCE, O_MODEL,
 	       O_TRACE, O_DURATION, O_SEED, O_POLICY, O_CCID, O_QLEN, O_LIFE,
-	       O_SILENCE, O_CCLOG, O_CCINT, O_LINGER, O_DRY, O_STATS, O_HELP };
+	       O_SILENCE, O_CCLOG, O_CCINT, O_LINGER, O_DRY, O_STATS, O_FR, O_HELP };
 	static const struct option opts[] = {
 		{ "transport", required_argument, 0, O_TRANSPORT },
 		{ "to", required_argument, 0, O_TO },
@@ -142,6 +143,7 @@ static void parse_args(int argc, char **argv)
 		{ "policy", required_argument, 0, O_POLICY },
 		{ "ccid", required_argument, 0, O_CCID },
 		{ "tx-qlen", required_argument, 0, O_QLEN },
+		{ "faster-restart", no_argument, 0, O_FR },
 		{ "lifetime-ms", required_argument, 0, O_LIFE },
 		{ "silence-suppression", no_argument, 0, O_SILENCE },
 		{ "cc-log", required_argument, 0, O_CCLOG },
@@ -190,6 +192,7 @@ static void parse_args(int argc, char **argv)
 		case O_QLEN: cfg.tx_qlen = (long)parse_uint_opt("--tx-qlen", optarg, 1000000); break;
 		case O_LIFE: cfg.lifetime_ms = parse_nonneg("--lifetime-ms", optarg); break;
 		case O_SILENCE: cfg.silence = true; break;
+		case O_FR: cfg.faster_restart = true; break;
 		case O_CCLOG: cfg.cc_log = optarg; break;
 		case O_CCINT:
 			cfg.cc_interval_ms = parse_uint_opt("--cc-interval-ms", optarg, 3600000);
@@ -216,8 +219,10 @@ static void parse_args(int argc, char **argv)
 	if (!strcmp(cfg.source, "trace") != !!cfg.trace_path)
 		die_usage("%s", "--trace FILE goes with --source trace, and only with it");
 	if (cfg.transport != TR_DCCP &&
-	    (cfg.policy != SBPN_POLICY_SIMPLE || cfg.tx_qlen >= 0 || cfg.cc_log))
-		die_usage("--policy, --tx-qlen and --cc-log need --transport dccp (transport is %s)",
+	    (cfg.policy != SBPN_POLICY_SIMPLE || cfg.tx_qlen >= 0 || cfg.cc_log ||
+	     cfg.faster_restart))
+		die_usage("--policy, --tx-qlen, --faster-restart and --cc-log need --transport dccp "
+			  "(transport is %s)",
 			  transport_name(cfg.transport));
 	if (cfg.cc_log && cfg.dry_run)
 		die_usage("%s", "--cc-log needs a connection, not --dry-run");
@@ -330,6 +335,11 @@ static int open_socket(void)
 		}
 		if (cfg.tx_qlen >= 0 && sbpn_set_qlen(fd, (unsigned int)cfg.tx_qlen)) {
 			fprintf(stderr, "sbpn-send: --tx-qlen %ld: %s\n", cfg.tx_qlen, strerror(errno));
+			exit(EXIT_RUNTIME);
+		}
+		if (cfg.faster_restart && sbpn_set_faster_restart(fd, 1)) {
+			fprintf(stderr, "sbpn-send: --faster-restart: setsockopt(DCCP_SOCKOPT_FASTER_RESTART): "
+				"%s (needs this project's DCCP modules and header)\n", strerror(errno));
 			exit(EXIT_RUNTIME);
 		}
 	} else {
@@ -524,10 +534,12 @@ int main(int argc, char **argv)
 		rec_meta(&rec, "policy", "%s", sbpn_policy_name(cfg.policy));
 		rec_meta(&rec, "ccid", "%d", cfg.ccid);
 		rec_meta(&rec, "tx_qlen", "%u", qlen);
+		rec_meta(&rec, "faster_restart", "%d", cfg.faster_restart);
 	} else {
 		rec_meta(&rec, "policy", "none");
 		rec_meta(&rec, "ccid", "none");
 		rec_meta(&rec, "tx_qlen", "none");
+		rec_meta(&rec, "faster_restart", "none");
 	}
 	rec_meta(&rec, "source", "%s", cfg.source);
 	rec_meta(&rec, "seed", "%llu", (unsigned long long)cfg.seed);
