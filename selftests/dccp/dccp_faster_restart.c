@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * CCID3 Faster Restart (DCCP_SOCKOPT_FASTER_RESTART, patch "dccp: ccid3: add
+ * optional TFRC Faster Restart").
+ *
+ * sockopt: the option is 0 by default, takes 0 and 1 only (EINVAL for other
+ * values and a short optlen), and an accepted socket inherits it.
+ *
+ * quiet: a CCID3 sender in namespace A (20 ms of netem delay each way, no
+ * loss) sends 1 MB/s for BULK_MS, a rate the VM carries without loss (at
+ * full speed a packet can be lost, which resets X_fast_max), then one
+ * message every QUIET_GAP_MS for QUIET_MS: it is data-limited.  Without
+ * Faster Restart,
+ * RFC 5348 holds the allowed rate X to twice the receive rate, or the
+ * initial rate after idling, far below what the path carried in the bulk
+ * phase; with it, X stays near X_fast_max, the highest receive rate seen,
+ * which decays by only a tenth per second (ccid3_fr_decay_ms = 10000).
+ * The test asserts which side of half the bulk phase's highest receive
+ * rate X ends on, for both settings: the two expected values differ by
+ * more than a factor of ten, so the test does not depend on the machine's
+ * speed.  Should a packet be lost all the same (p > 0), the bound is
+ * X_calc instead where that is lower, as X_calc caps X then.
+ */
+#include "dccp_test.h"
+
+#define MSG_LEN		1000
+#define BULK_MS		2000
+#define BULK_RATE	1000	/* messages per second: 1 MB/s */
+#define QUIET_MS	1500
+#define QUIET_GAP_MS	100
+
+static int get_fr(int fd)
+{
+	socklen_t len = sizeof(int);
+	int v = -1;
+
+	if (getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_FASTER_RESTART, &v, &len))
+		return -errno;
+	return v;
+}
+
+TEST(sockopt)
+{
+	short shorty = 1;
+	int lfd, cfd, afd;
+
+	dt_netns_enter(_metadata);
+	cfd = dt_socket(_metadata, 3, DCCPQ_POLICY_SIMPLE, 0);
+	ASSERT_EQ(0, get_fr(cfd));
+	ASSERT_EQ(0, dt_setopt(cfd, DCCP_SOCKOPT_FASTER_RESTART, 1));
+	ASSERT_EQ(1, get_fr(cfd));
+	ASSERT_EQ(-1, dt_setopt(cfd, DCCP_SOCKOPT_FASTER_RESTART, 2));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(-1, dt_setopt(cfd, DCCP_SOCKOPT_FASTER_RESTART, -1));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(-1, setsockopt(cfd, SOL_DCCP, DCCP_SOCKOPT_FASTER_RESTART,
+				 &shorty, sizeof(shorty)));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(1, get_fr(cfd));
+	ASSERT_EQ(0, dt_setopt(cfd, DCCP_SOCKOPT_FASTER_RESTART, 0));
+	ASSERT_EQ(0, get_fr(cfd));
+
+	lfd = dt_listen(_metadata, 3, "127.0.0.1", 4000);
+	ASSERT_EQ(0, dt_setopt(lfd, DCCP_SOCKOPT_FASTER_RESTART, 1));
+	afd = dt_connect(_metadata, cfd, lfd, "127.0.0.1", 4000);
+	ASSERT_EQ(1, get_fr(afd));
+	ASSERT_EQ(0, get_fr(cfd));
+	/* and it can be switched during the connection */
+	ASSERT_EQ(0, dt_setopt(cfd, DCCP_SOCKOPT_FASTER_RESTART, 1));
+	ASSERT_EQ(1, get_fr(cfd));
+	close(afd);
+	close(cfd);
+	close(lfd);
+}
+
+FIXTURE(path) {
+	char a[32], b[32];
+};
+
+FIXTURE_VARIANT(path) {
+	int faster_restart;
+};
+
+FIXTURE_VARIANT_ADD(path, stock) { .faster_restart = 0 };
+FIXTURE_VARIANT_ADD(path, faster_restart) { .faster_restart = 1 };
+
+FIXTURE_SETUP(path)
+{
+	ASSERT_EQ(0, system("modprobe -a dccp_ipv4 sch_netem veth"));
+	snprintf(self->a, sizeof(self->a), "frA-%d", getpid());
+	snprintf(self->b, sizeof(self->b), "frB-%d", getpid());
+	dt_sh(_metadata, "ip netns add %s && ip netns add %s", self->a, self->b);
+	dt_sh(_metadata, "ip -n %s link add va type veth peer name vb netns %s",
+	      self->a, self->b);
+	dt_sh(_metadata, "ip -n %s addr add 10.9.0.1/24 dev va && ip -n %s link set va up",
+	      self->a, self->a);
+	dt_sh(_metadata, "ip -n %s addr add 10.9.0.2/24 dev vb && ip -n %s link set vb up",
+	      self->b, self->b);
+	dt_sh(_metadata, "ip netns exec %s tc qdisc add dev va root netem delay 20ms limit 100000",
+	      self->a);
+	dt_sh(_metadata, "ip netns exec %s tc qdisc add dev vb root netem delay 20ms limit 100000",
+	      self->b);
+	/* one receiving backlog each: no reordering between CPUs (dccp_transfer.c) */
+	dt_sh(_metadata, "ip netns exec %s sh -c 'echo 1 >/sys/class/net/va/queues/rx-0/rps_cpus'",
+	      self->a);
+	dt_sh(_metadata, "ip netns exec %s sh -c 'echo 1 >/sys/class/net/vb/queues/rx-0/rps_cpus'",
+	      self->b);
+}
+
+FIXTURE_TEARDOWN(path)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "ip netns del %s; ip netns del %s", self->a, self->b);
+	if (system(cmd))
+		TH_LOG("cleanup failed: %s", cmd);
+}
+
+static int tx_info(int fd, struct dt_tfrc_tx_info *ti)
+{
+	socklen_t len = sizeof(*ti);
+
+	return getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID_TX_INFO, ti, &len);
+}
+
+/* Read and discard from @fd until the peer closes @peer. */
+static pid_t drain(int fd, int peer)
+{
+	static char buf[MSG_LEN];
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	close(peer);
+	while (recv(fd, buf, sizeof(buf), 0) > 0)
+		;
+	_exit(0);
+}
+
+TEST_F_TIMEOUT(path, quiet, 60)
+{
+	static unsigned char msg[MSG_LEN];
+	int rcvbuf = 16 << 20, lfd, cfd, afd, status;
+	struct dt_tfrc_tx_info ti;
+	uint64_t start, now, last = 0, max_recv = 0, bound;
+	unsigned long sent = 0;
+	pid_t pid;
+
+	dt_netns_switch(_metadata, self->b);
+	lfd = dt_listen(_metadata, 3, "10.9.0.2", 4000);
+	dt_netns_switch(_metadata, self->a);
+	cfd = dt_socket(_metadata, 3, DCCPQ_POLICY_SIMPLE, 0);
+	ASSERT_EQ(0, dt_setopt(cfd, DCCP_SOCKOPT_FASTER_RESTART, variant->faster_restart));
+	afd = dt_connect(_metadata, cfd, lfd, "10.9.0.2", 4000);
+	ASSERT_EQ(0, setsockopt(afd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)));
+	pid = drain(afd, cfd);
+	ASSERT_LE(0, pid);
+
+	/*
+	 * Bulk: BULK_RATE messages per second, or as many as CCID3 lets
+	 * through if fewer; note the highest X_recv reported.
+	 */
+	start = dt_now_ns();
+	while ((now = dt_now_ns()) - start < BULK_MS * NSEC_PER_MSEC) {
+		if (sent * 1000000000ULL / BULK_RATE > now - start) {
+			dt_sleep_ms(1);
+			continue;
+		}
+		ASSERT_EQ(MSG_LEN, send(cfd, msg, MSG_LEN, 0));
+		sent++;
+		if (dt_now_ns() - last >= 20 * NSEC_PER_MSEC) {
+			last = dt_now_ns();
+			ASSERT_EQ(0, tx_info(cfd, &ti));
+			if (ti.x_recv > max_recv)
+				max_recv = ti.x_recv;
+		}
+	}
+	ASSERT_EQ(0, tx_info(cfd, &ti));
+	TH_LOG("bulk: %lu messages, highest X_recv %llu B/s, X %llu B/s, p %u/1e6",
+	       sent, (unsigned long long)max_recv >> 6, (unsigned long long)ti.x >> 6, ti.p);
+
+	/* Data-limited: one message every QUIET_GAP_MS. */
+	for (int i = 0; i < QUIET_MS / QUIET_GAP_MS; i++) {
+		ASSERT_EQ(MSG_LEN, send(cfd, msg, MSG_LEN, 0));
+		dt_sleep_ms(QUIET_GAP_MS);
+	}
+	ASSERT_EQ(0, tx_info(cfd, &ti));
+	TH_LOG("quiet: X %llu B/s, X_recv %llu B/s, X_calc %u B/s, p %u/1e6, rtt %u us",
+	       (unsigned long long)ti.x >> 6, (unsigned long long)ti.x_recv >> 6, ti.x_calc,
+	       ti.p, ti.rtt_us);
+
+	close(cfd);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	close(afd);
+	close(lfd);
+
+	/* The bulk phase must have outrun the initial rate (4000 B per RTT). */
+	ASSERT_LT(4 * 4000ULL * 1000000 / ti.rtt_us, max_recv >> 6);
+	/* After a loss (p > 0), X_calc bounds X with Faster Restart too. */
+	bound = max_recv;
+	if (ti.p && ((uint64_t)ti.x_calc << 6) < bound)
+		bound = (uint64_t)ti.x_calc << 6;
+	if (variant->faster_restart) {
+		EXPECT_LE(bound / 2, ti.x);
+	} else {
+		EXPECT_GT(bound / 2, ti.x);
+	}
+}
+
+TEST_HARNESS_MAIN
