@@ -183,6 +183,8 @@ def _media_argv(m, i, seed, duration, workdir):
         recv += ["--ccid", str(m["ccid"])]
         send += ["--policy", m["policy"], "--ccid", str(m["ccid"]),
                  "--tx-qlen", str(m["tx_qlen"]), "--cc-log", base + ".cc.log"]
+        if m["faster_restart"] and m["ccid"] == 3:
+            send += ["--faster-restart"]
     return recv, send
 
 

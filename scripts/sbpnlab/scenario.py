@@ -105,6 +105,12 @@ class _Checker:
             self.fail(keys, "one of " + ", ".join(map(str, options)), v)
         return v
 
+    def boolean(self, data, keys, default):
+        v = data.get(keys[-1], default)
+        if not isinstance(v, bool):
+            self.fail(keys, "true or false", v)
+        return v
+
     def string(self, data, keys, default):
         v = data.get(keys[-1], default)
         if not isinstance(v, str):
@@ -239,7 +245,7 @@ def _check_media(c, entries, duration, base):
     for i, m in enumerate(entries):
         k = ("media", i)
         c.table(m, k, {"name", "source", "model", "trace", "transport", "policy", "ccid",
-                       "tx_qlen", "lifetime_ms", "start_s"})
+                       "tx_qlen", "lifetime_ms", "start_s", "faster_restart"})
         e = {
             "name": c.string(m, k + ("name",), f"flow{i}"),
             "source": c.choice(m, k + ("source",), "ekiga", ("ekiga", "cbr", "trace")),
@@ -249,7 +255,11 @@ def _check_media(c, entries, duration, base):
             "tx_qlen": c.number(m, k + ("tx_qlen",), 5, 0, 100000, integer=True),
             "lifetime_ms": c.number(m, k + ("lifetime_ms",), 200, 0, 600000, integer=True),
             "start_s": c.number(m, k + ("start_s",), 0, 0, duration),
+            "faster_restart": c.boolean(m, k + ("faster_restart",), False),
         }
+        if e["faster_restart"] and (e["transport"], e["ccid"]) != ("dccp", 3):
+            c.fail(k + ("faster_restart",), "false unless transport = 'dccp' and ccid = 3",
+                   True)
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", e["name"]) or e["name"] in names:
             c.fail(k + ("name",), "a unique name of letters, digits, _ and - (1-32)",
                    e["name"])
@@ -274,6 +284,7 @@ SWEEP_KEYS = {
     "ccid": lambda c, s, k: c.choice(s, k, None, (2, 3)),
     "tx_qlen": lambda c, s, k: c.number(s, k, None, 0, 100000, integer=True),
     "lifetime_ms": lambda c, s, k: c.number(s, k, None, 0, 600000, integer=True),
+    "faster_restart": lambda c, s, k: c.boolean(s, k, None),
     "rtt_ms": lambda c, s, k: c.number(s, k, None, 0, 20000),
     "rate": lambda c, s, k: c.rate(s, k),
     "loss_pct": lambda c, s, k: c.number(s, k, None, 0, 100),
@@ -305,7 +316,7 @@ def apply_point(config, point):
                     m["transport"], m["policy"] = "dccp", v
                 else:
                     m["transport"] = v
-        elif name in ("ccid", "tx_qlen", "lifetime_ms"):
+        elif name in ("ccid", "tx_qlen", "lifetime_ms", "faster_restart"):
             for m in cfg["media"]:
                 m[name] = v
         elif name == "rtt_ms":

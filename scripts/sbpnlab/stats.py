@@ -429,15 +429,24 @@ def short_flows(short):
 
 
 def policy_of(meta, flow):
-    """A flow's row label: its DCCP policy, or its transport if not DCCP."""
+    """A flow's row label: its DCCP policy, or its transport if not DCCP;
+    "+fr" marks a CCID3 sender with Faster Restart on."""
     m = next(x for x in meta["config"]["media"] if x["name"] == flow)
-    return m["policy"] if m["transport"] == "dccp" else m["transport"]
+    if m["transport"] != "dccp":
+        return m["transport"]
+    fr = m.get("faster_restart") and m["ccid"] == 3
+    return m["policy"] + ("+fr" if fr else "")
 
 
 def policies(rows):
-    """The policies of metric rows, in POLICY_ORDER, unknown ones last."""
-    found = {r["policy"] for r in rows}
-    return [p for p in POLICY_ORDER if p in found] + sorted(found - set(POLICY_ORDER))
+    """The policies of metric rows in POLICY_ORDER, each with Faster Restart
+    right after it without; unknown ones last."""
+    def key(label):
+        base, fr = label.removesuffix("+fr"), label.endswith("+fr")
+        known = base in POLICY_ORDER
+        return (not known, POLICY_ORDER.index(base) if known else 0, base, fr)
+
+    return sorted({r["policy"] for r in rows}, key=key)
 
 
 def run_metrics(run, buffer_s):
@@ -461,7 +470,8 @@ def run_metrics(run, buffer_s):
     for name, flow in run.flows.items():
         row = {"dir": run.dir, "run": meta["run_id"],
                "scenario": meta["config"]["scenario"]["name"],
-               "params": {k: v for k, v in meta["params"].items() if k != "policy"},
+               "params": {k: v for k, v in meta["params"].items()
+                          if k not in ("policy", "faster_restart")},
                "policy": policy_of(meta, name), "flow": name,
                "key": (meta["seed"], meta["repetition"]), "seed": meta["seed"],
                "repetition": meta["repetition"], **shared}

@@ -92,6 +92,13 @@ BAD = [
      ["field 'media[1].name'", "unique"]),
     ("boolean as a number", GOOD.replace("repetitions = 2", "repetitions = true"),
      [":4:", "field 'scenario.repetitions'", "integer"]),
+    ("faster_restart not a boolean", GOOD.replace('name = "a"', 'name = "a"\nfaster_restart = 1'),
+     [":18:", "field 'media[0].faster_restart'", "true or false", "1"]),
+    ("faster_restart over UDP", GOOD.replace('name = "a"', 'name = "a"\ntransport = "udp"\n'
+                                            "faster_restart = true"),
+     [":19:", "field 'media[0].faster_restart'", "ccid = 3"]),
+    ("faster_restart sweep value", GOOD.replace("rtt_ms = [30, 150]", 'faster_restart = ["on"]'),
+     ["field 'sweep.faster_restart'", "true or false"]),
     ("initcwnd", GOOD.replace("[[media]]", "[[short_tcp]]\ncount = 3\nsize_bytes = 1000\n"
                               "initcwnd = 4\n\n[[media]]", 1),
      ["field 'short_tcp[0].initcwnd'", "3, 10"]),
@@ -229,10 +236,18 @@ def main():
         check("sweep leaves the scenario's own config alone",
               sc.config["media"][1]["policy"] == "prio" and
               sc.config["link"]["delay_fwd_ms"] == 40)
+        fr = load(write(tmp, GOOD.replace("rtt_ms = [30, 150]", "faster_restart = [false, true]"),
+                        "fr.toml")).runs()
+        on = [r for r in fr if r.point["faster_restart"]]
+        check("sweep faster_restart turns it on for every media flow of half the runs",
+              len(on) == 6 and all(m["faster_restart"] for r in on for m in r.config["media"])
+              and not any(m["faster_restart"] for r in fr if r not in on
+                          for m in r.config["media"]), f"{len(on)} of {len(fr)}")
         check("defaults filled in", sc.config["tcp"][0]["cc"] == "reno" and
               sc.config["tcp"][0]["write_bytes"] == 519 and
               sc.config["scenario"]["warmup_s"] == 3 and
-              sc.config["media"][0]["lifetime_ms"] == 200)
+              sc.config["media"][0]["lifetime_ms"] == 200 and
+              sc.config["media"][0]["faster_restart"] is False)
 
         for name, text, want in BAD:
             path = write(tmp, text)

@@ -238,8 +238,8 @@ def call_packets():
     return out
 
 
-def write_run(camp, policy, seed, status="complete", rate=None):
-    swept = f"rate={rate}," if rate else ""
+def write_run(camp, policy, seed, status="complete", rate=None, fr=None):
+    swept = (f"rate={rate}," if rate else "") + (f"faster_restart={fr}," if fr is not None else "")
     run_id = f"policy={policy},{swept}rep={seed:02d}"
     d = os.path.join(camp, run_id)
     os.makedirs(d)
@@ -277,9 +277,11 @@ def write_run(camp, policy, seed, status="complete", rate=None):
                 "t_s\tplanned_ns\tapplied_ns\tlate_ms\trate\tresult\n"
                 f"2.0\t{START_NS + 2_000_000_000}\t{START_NS + 2_200_000_000}\t200\t500kbit\tok\n")
     media = {"name": "call", "source": "ekiga", "transport": "dccp", "policy": policy,
-             "ccid": 3, "tx_qlen": 5, "lifetime_ms": 200, "start_s": 0}
+             "ccid": 3, "tx_qlen": 5, "lifetime_ms": 200, "start_s": 0,
+             **({"faster_restart": fr} if fr is not None else {})}
     meta = {"format": 1, "run_id": run_id,
-            "params": {"policy": policy, **({"rate": rate} if rate else {})},
+            "params": {"policy": policy, **({"rate": rate} if rate else {}),
+                       **({"faster_restart": fr} if fr is not None else {})},
             "repetition": seed, "seed": seed, "status": status,
             "reason": None if status == "complete" else "media-call.send exited 1",
             "t0_ns": START_NS,
@@ -443,6 +445,24 @@ def report_sweep():
               for r in rows), f"sweep table:\n" + "\n".join(lines[i:i + 6]))
     check(os.path.getsize(os.path.join(out, "figures", "synthetic_flow_call-sweep.png"))
           > 5000, "sweep figure")
+
+
+@test
+def report_faster_restart():
+    """A faster_restart sweep gives one comparison whose rows are the
+    policies with and without it ("+fr"), each after the one without."""
+    camp = os.path.join(TMP, "fr")
+    for p in ON_TIME:
+        for fr in (True, False):
+            for seed in (1, 2):
+                write_run(camp, p, seed, fr=fr)
+    rc, text, err = run_report(camp, "--out", os.path.join(TMP, "fr-report"), "--no-figures")
+    check(rc == 0, f"rc {rc}: {err}")
+    check(text.count("== synthetic") == 1, f"one comparison:\n{text}")
+    lines = text.splitlines()
+    i = next(n for n, x in enumerate(lines) if x.startswith("policy") and "runs" in x)
+    rows = [x.split()[0] for x in lines[i + 1:i + 5]]
+    check(rows == ["simple", "simple+fr", "prio", "prio+fr"], f"rows {rows}:\n{text}")
 
 
 @test
