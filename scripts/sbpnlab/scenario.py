@@ -245,7 +245,8 @@ def _check_media(c, entries, duration, base):
     for i, m in enumerate(entries):
         k = ("media", i)
         c.table(m, k, {"name", "source", "model", "trace", "transport", "policy", "ccid",
-                       "tx_qlen", "lifetime_ms", "start_s", "faster_restart"})
+                       "tx_qlen", "lifetime_ms", "start_s", "faster_restart",
+                       "silence_suppression"})
         e = {
             "name": c.string(m, k + ("name",), f"flow{i}"),
             "source": c.choice(m, k + ("source",), "ekiga", ("ekiga", "cbr", "trace")),
@@ -256,6 +257,7 @@ def _check_media(c, entries, duration, base):
             "lifetime_ms": c.number(m, k + ("lifetime_ms",), 200, 0, 600000, integer=True),
             "start_s": c.number(m, k + ("start_s",), 0, 0, duration),
             "faster_restart": c.boolean(m, k + ("faster_restart",), False),
+            "silence_suppression": c.boolean(m, k + ("silence_suppression",), False),
         }
         if e["faster_restart"] and (e["transport"], e["ccid"]) != ("dccp", 3):
             c.fail(k + ("faster_restart",), "false unless transport = 'dccp' and ccid = 3",

@@ -97,6 +97,9 @@ BAD = [
     ("faster_restart over UDP", GOOD.replace('name = "a"', 'name = "a"\ntransport = "udp"\n'
                                             "faster_restart = true"),
      [":19:", "field 'media[0].faster_restart'", "ccid = 3"]),
+    ("silence_suppression not a boolean",
+     GOOD.replace('name = "b"', 'name = "b"\nsilence_suppression = "yes"'),
+     ["field 'media[1].silence_suppression'", "true or false", "'yes'"]),
     ("faster_restart sweep value", GOOD.replace("rtt_ms = [30, 150]", 'faster_restart = ["on"]'),
      ["field 'sweep.faster_restart'", "true or false"]),
     ("initcwnd", GOOD.replace("[[media]]", "[[short_tcp]]\ncount = 3\nsize_bytes = 1000\n"
@@ -247,7 +250,8 @@ def main():
               sc.config["tcp"][0]["write_bytes"] == 519 and
               sc.config["scenario"]["warmup_s"] == 3 and
               sc.config["media"][0]["lifetime_ms"] == 200 and
-              sc.config["media"][0]["faster_restart"] is False)
+              sc.config["media"][0]["faster_restart"] is False and
+              sc.config["media"][0]["silence_suppression"] is False)
 
         for name, text, want in BAD:
             path = write(tmp, text)
