@@ -27,6 +27,14 @@ struct tfrc_tx_info {
 	__u32 tfrctx_ipi;
 };
 
+/*
+ * Patch 16's option number.  A stock 6.1 kernel answers it with
+ * ENOPROTOOPT, so a build against the stock header needs no stub.
+ */
+#ifndef DCCP_SOCKOPT_FASTER_RESTART
+#define DCCP_SOCKOPT_FASTER_RESTART	19
+#endif
+
 static const char *const policy_names[SBPN_POLICY_COUNT] = {
 	[SBPN_POLICY_SIMPLE] = "simple",
 	[SBPN_POLICY_PRIO] = "prio",
@@ -129,28 +137,14 @@ int sbpn_get_qlen(int fd, unsigned int *qlen)
 
 int sbpn_set_faster_restart(int fd, int on)
 {
-#ifdef HAVE_DCCP_SOCKOPT_FASTER_RESTART
 	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_FASTER_RESTART, &on, sizeof(on));
-#else
-	(void)fd;
-	(void)on;
-	errno = ENOPROTOOPT;
-	return -1;
-#endif
 }
 
 int sbpn_get_faster_restart(int fd, int *on)
 {
-#ifdef HAVE_DCCP_SOCKOPT_FASTER_RESTART
 	socklen_t len = sizeof(*on);
 
 	return getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_FASTER_RESTART, on, &len);
-#else
-	(void)fd;
-	(void)on;
-	errno = ENOPROTOOPT;
-	return -1;
-#endif
 }
 
 int sbpn_set_ccid(int fd, uint8_t ccid)

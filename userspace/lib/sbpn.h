@@ -89,7 +89,7 @@ int sbpn_set_ccid(int fd, uint8_t ccid);
 int sbpn_get_tx_ccid(int fd, int *ccid);
 /*
  * CCID3 Faster Restart (DCCP_SOCKOPT_FASTER_RESTART), on is 0 or 1; any time
- * during the socket's life.  ENOPROTOOPT when the build/kernel lacks it.
+ * during the socket's life.  ENOPROTOOPT when the kernel lacks it.
  */
 int sbpn_set_faster_restart(int fd, int on);
 int sbpn_get_faster_restart(int fd, int *on);
