@@ -86,25 +86,16 @@ FIXTURE_VARIANT_ADD(path, faster_restart) { .faster_restart = 1 };
 
 FIXTURE_SETUP(path)
 {
-	ASSERT_EQ(0, system("modprobe -a dccp_ipv4 sch_netem veth"));
 	snprintf(self->a, sizeof(self->a), "frA-%d", getpid());
 	snprintf(self->b, sizeof(self->b), "frB-%d", getpid());
-	dt_sh(_metadata, "ip netns add %s && ip netns add %s", self->a, self->b);
-	dt_sh(_metadata, "ip -n %s link add va type veth peer name vb netns %s",
-	      self->a, self->b);
-	dt_sh(_metadata, "ip -n %s addr add 10.9.0.1/24 dev va && ip -n %s link set va up",
-	      self->a, self->a);
-	dt_sh(_metadata, "ip -n %s addr add 10.9.0.2/24 dev vb && ip -n %s link set vb up",
-	      self->b, self->b);
+	dt_veth_pair(_metadata, self->a, self->b);
 	dt_sh(_metadata, "ip netns exec %s tc qdisc add dev va root netem delay 20ms limit 100000",
 	      self->a);
 	dt_sh(_metadata, "ip netns exec %s tc qdisc add dev vb root netem delay 20ms limit 100000",
 	      self->b);
-	/* one receiving backlog each: no reordering between CPUs (dccp_transfer.c) */
-	dt_sh(_metadata, "ip netns exec %s sh -c 'echo 1 >/sys/class/net/va/queues/rx-0/rps_cpus'",
-	      self->a);
-	dt_sh(_metadata, "ip netns exec %s sh -c 'echo 1 >/sys/class/net/vb/queues/rx-0/rps_cpus'",
-	      self->b);
+	/* no reordering, which CCID3 would count as loss */
+	dt_one_backlog(_metadata, self->a, "va");
+	dt_one_backlog(_metadata, self->b, "vb");
 }
 
 FIXTURE_TEARDOWN(path)

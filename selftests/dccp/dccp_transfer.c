@@ -46,20 +46,11 @@ FIXTURE_VARIANT_ADD(veth, prio_ccid3) { .policy = DCCPQ_POLICY_PRIO, .ccid = 3 }
 
 FIXTURE_SETUP(veth)
 {
-	ASSERT_EQ(0, system("modprobe -a dccp_ipv4 sch_netem veth"));
 	snprintf(self->a, sizeof(self->a), "dtA-%d", getpid());
 	snprintf(self->b, sizeof(self->b), "dtB-%d", getpid());
-	dt_sh(_metadata, "ip netns add %s && ip netns add %s", self->a, self->b);
-	dt_sh(_metadata, "ip -n %s link add va type veth peer name vb netns %s",
-	      self->a, self->b);
-	dt_sh(_metadata, "ip -n %s addr add 10.9.0.1/24 dev va && ip -n %s link set va up && ip -n %s link set lo up",
-	      self->a, self->a, self->a);
-	dt_sh(_metadata, "ip -n %s addr add 10.9.0.2/24 dev vb && ip -n %s link set vb up && ip -n %s link set lo up",
-	      self->b, self->b, self->b);
+	dt_veth_pair(_metadata, self->a, self->b);
 	dt_sh(_metadata, "ip netns exec %s tc qdisc add dev va root netem delay 5ms", self->a);
-	/* one receiving backlog (CPU 0): no reordering between CPUs */
-	dt_sh(_metadata, "ip netns exec %s sh -c 'echo 1 >/sys/class/net/vb/queues/rx-0/rps_cpus'",
-	      self->b);
+	dt_one_backlog(_metadata, self->b, "vb");
 }
 
 FIXTURE_TEARDOWN(veth)

@@ -90,6 +90,34 @@ static inline void dt_netns_enter(struct __test_metadata *_metadata)
 	dt_sh(_metadata, "ip link set lo up");
 }
 
+/*
+ * Two new namespaces /run/netns/@a and @b joined by a veth pair: va
+ * (10.9.0.1/24) in @a, vb (10.9.0.2/24) in @b, all links up.
+ */
+static inline void dt_veth_pair(struct __test_metadata *_metadata,
+				const char *a, const char *b)
+{
+	ASSERT_EQ(0, system("modprobe -a dccp_ipv4 sch_netem veth"));
+	dt_sh(_metadata, "ip netns add %s && ip netns add %s", a, b);
+	dt_sh(_metadata, "ip -n %s link add va type veth peer name vb netns %s", a, b);
+	dt_sh(_metadata, "ip -n %s addr add 10.9.0.1/24 dev va && ip -n %s link set va up && ip -n %s link set lo up",
+	      a, a, a);
+	dt_sh(_metadata, "ip -n %s addr add 10.9.0.2/24 dev vb && ip -n %s link set vb up && ip -n %s link set lo up",
+	      b, b, b);
+}
+
+/*
+ * Let @dev in namespace @ns receive through CPU 0's backlog only (RPS).  A
+ * veth delivers a packet through the backlog of the CPU that sent it, so
+ * with two CPUs packets can overtake each other, which DCCP takes for loss.
+ */
+static inline void dt_one_backlog(struct __test_metadata *_metadata,
+				  const char *ns, const char *dev)
+{
+	dt_sh(_metadata, "ip netns exec %s sh -c 'echo 1 >/sys/class/net/%s/queues/rx-0/rps_cpus'",
+	      ns, dev);
+}
+
 /* Switch to the namespace /run/netns/@name; returns nothing, asserts. */
 static inline void dt_netns_switch(struct __test_metadata *_metadata, const char *name)
 {
