@@ -10,12 +10,11 @@
  * loss) sends 1 MB/s for BULK_MS, a rate the VM carries without loss (at
  * full speed a packet can be lost, which resets X_fast_max), then one
  * message every QUIET_GAP_MS for QUIET_MS: it is data-limited.  Without
- * Faster Restart,
- * RFC 5348 holds the allowed rate X to twice the receive rate, or the
- * initial rate after idling, far below what the path carried in the bulk
- * phase; with it, X stays near X_fast_max, the highest receive rate seen,
- * which decays by only a tenth per second (ccid3_fr_decay_ms = 10000).
- * The test asserts which side of half the bulk phase's highest receive
+ * Faster Restart, RFC 5348 holds the allowed rate X to twice the receive
+ * rate, or the initial rate after idling, far below what the path carried
+ * in the bulk phase; with it, X stays near X_fast_max, the highest receive
+ * rate seen, which decays by only a tenth per second (ccid3_fr_decay_ms =
+ * 10000).  The test asserts which side of half the bulk phase's highest receive
  * rate X ends on, for both settings: the two expected values differ by
  * more than a factor of ten, so the test does not depend on the machine's
  * speed.  Should a packet be lost all the same (p > 0), the bound is
@@ -100,11 +99,7 @@ FIXTURE_SETUP(path)
 
 FIXTURE_TEARDOWN(path)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "ip netns del %s; ip netns del %s", self->a, self->b);
-	if (system(cmd))
-		TH_LOG("cleanup failed: %s", cmd);
+	dt_veth_pair_del(_metadata, self->a, self->b);
 }
 
 static int tx_info(int fd, struct dt_tfrc_tx_info *ti)

@@ -55,11 +55,7 @@ FIXTURE_SETUP(veth)
 
 FIXTURE_TEARDOWN(veth)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "ip netns del %s; ip netns del %s", self->a, self->b);
-	if (system(cmd))
-		TH_LOG("cleanup failed: %s", cmd);
+	dt_veth_pair_del(_metadata, self->a, self->b);
 }
 
 static void fill(unsigned char *buf, uint32_t seq)

@@ -106,6 +106,17 @@ static inline void dt_veth_pair(struct __test_metadata *_metadata,
 	      b, b, b);
 }
 
+/* Delete the namespaces of dt_veth_pair() (in a teardown: logs, never fails). */
+static inline void dt_veth_pair_del(struct __test_metadata *_metadata,
+				    const char *a, const char *b)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "ip netns del %s; ip netns del %s", a, b);
+	if (system(cmd))
+		TH_LOG("cleanup failed: %s", cmd);
+}
+
 /*
  * Let @dev in namespace @ns receive through CPU 0's backlog only (RPS).  A
  * veth delivers a packet through the backlog of the CPU that sent it, so
