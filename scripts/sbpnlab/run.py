@@ -176,7 +176,7 @@ def _media_argv(m, i, seed, duration, workdir):
             "--flow", m["name"], "--source", m["source"],
             "--duration", f"{duration - m['start_s']:g}", "--seed", str(seed),
             "--lifetime-ms", str(m["lifetime_ms"])]
-    if m.get("silence_suppression"):
+    if m["silence_suppression"]:
         send += ["--silence-suppression"]
     for f in ("model", "trace"):
         if f in m:

@@ -339,7 +339,7 @@ static int open_socket(void)
 		}
 		if (cfg.faster_restart && sbpn_set_faster_restart(fd, 1)) {
 			fprintf(stderr, "sbpn-send: --faster-restart: setsockopt(DCCP_SOCKOPT_FASTER_RESTART): "
-				"%s (needs this project's DCCP modules and header)\n", strerror(errno));
+				"%s (needs this project's DCCP modules)\n", strerror(errno));
 			exit(EXIT_RUNTIME);
 		}
 	} else {
