@@ -464,6 +464,7 @@ int main(int argc, char **argv)
 	size_t nlate = 0, nwake = 0, n_ok = 0, n_eagain = 0, n_err = 0, sent_upto = 0;
 	uint64_t start, next_cc, life_ns;
 	unsigned int cmsgs = 0, qlen = 0;
+	int fr = 0;
 	uint32_t cbr_payload = 0;
 	uint16_t flow_id;
 	int fd = -1, rc = 0;
@@ -509,10 +510,14 @@ int main(int argc, char **argv)
 			cmsgs = sbpn_policy_cmsgs(cfg.policy);
 			if (sbpn_get_qlen(fd, &qlen))
 				qlen = 0;
+			/* a stock kernel refuses the option: it is off there */
+			if (sbpn_get_faster_restart(fd, &fr))
+				fr = 0;
 		}
 	} else if (cfg.transport == TR_DCCP) {
 		cmsgs = sbpn_policy_cmsgs(cfg.policy);
 		qlen = cfg.tx_qlen >= 0 ? (unsigned int)cfg.tx_qlen : 5;
+		fr = cfg.faster_restart;
 	}
 	buf = calloc(1, SBPN_MAX_PAYLOAD);
 	late = calloc(s.n ? s.n : 1, sizeof(*late));
@@ -534,7 +539,7 @@ int main(int argc, char **argv)
 		rec_meta(&rec, "policy", "%s", sbpn_policy_name(cfg.policy));
 		rec_meta(&rec, "ccid", "%d", cfg.ccid);
 		rec_meta(&rec, "tx_qlen", "%u", qlen);
-		rec_meta(&rec, "faster_restart", "%d", cfg.faster_restart);
+		rec_meta(&rec, "faster_restart", "%d", fr);
 	} else {
 		rec_meta(&rec, "policy", "none");
 		rec_meta(&rec, "ccid", "none");

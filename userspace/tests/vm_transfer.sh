@@ -9,6 +9,7 @@
 # lost, or dropped with EAGAIN), that both record files are complete, and
 # that received packets match what was sent.  One case has netem loss on
 # A's egress so "lost" is exercised; UDP and TCP cases must lose nothing.
+# DCCP senders must record the Faster Restart setting they asked for.
 # The sender's lateness p50/p99/max is printed for each case.
 #
 # KTAP output; exit 0 all passed, 1 a case failed, 4 skipped (no DCCP, or
@@ -66,6 +67,7 @@ CASES=(
 	"udp-loss5|udp||3|--expect-loss|loss 5%"
 	"dccp-sbpn1|dccp|--policy sbpn1|3||"
 	"dccp-sbpn2|dccp|--policy sbpn2|3||"
+	"dccp-sbpn2-fr|dccp|--policy sbpn2 --faster-restart|3||"
 	"dccp-sbpn3-ccid2|dccp|--policy sbpn3 --ccid 2|2||"
 )
 echo "1..$((${#CASES[@]} + 2))"
@@ -104,6 +106,16 @@ for c in "${CASES[@]}"; do
 	summary=$(python3 "$TESTS/account.py" "$OUT/$name.send.tsv" "$OUT/$name.recv.tsv" $check 2>&1)
 	arc=$?
 	echo "$summary" | sed "s/^/# $name: /"
+	# the sender records the Faster Restart setting the kernel reports
+	if [ "$tr" = dccp ]; then
+		want=0
+		[[ $opts == *--faster-restart* ]] && want=1
+		fr=$(sed -n 's/^# faster_restart: //p' "$OUT/$name.send.tsv")
+		if [ "$fr" != "$want" ]; then
+			echo "# $name: faster_restart metadata '$fr', expected '$want'"
+			arc=1
+		fi
+	fi
 	if [ -n "$extra" ]; then
 		echo "# $name: cc-log $(grep -vc '^#' "$OUT/$name.cc.tsv") lines, last: $(grep -v '^#' "$OUT/$name.cc.tsv" | tail -1 | cut -f2-8)"
 	fi
