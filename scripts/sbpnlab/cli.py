@@ -4,6 +4,7 @@
   sbpn-lab list [DIR]             the scenarios in DIR (scripts/scenarios)
   sbpn-lab run SCENARIO... [opts] every run of each scenario (inside the VM)
   sbpn-lab report ...             tables and plots (sbpnlab.report)
+  sbpn-lab compare A B            B minus A, run by run (sbpnlab.compare)
 
 Exit status: 0 ok, 1 a run failed (or report failed), 2 bad input.
 """
@@ -111,10 +112,10 @@ def _cmd_run(args):
     return 1 if failed else 0
 
 
-def _no_report(reason):
-    print("sbpn-lab: report is unavailable: sbpnlab.report could not be imported "
+def _no_analysis(command, reason):
+    print(f"sbpn-lab: {command} is unavailable: sbpnlab.{command} could not be imported "
           f"({reason}).  It needs the analysis environment: scripts/venv.sh, then "
-          ".venv/bin/python scripts/sbpn-lab report ...", file=sys.stderr)
+          f".venv/bin/python scripts/sbpn-lab {command} ...", file=sys.stderr)
     return 1
 
 
@@ -143,16 +144,19 @@ def main(argv=None):
     rn.add_argument("--dry-run", action="store_true",
                     help="list the runs, their seeds and status; run nothing")
     rn.set_defaults(func=_cmd_run)
-    # The report side needs the analysis venv (numpy, ...), which the VM
-    # does not have: import it only when it is asked for.
-    rp = sub.add_parser("report", help="tables and plots from a results directory "
-                        "(sbpnlab.report; needs .venv)")
-    if argv[:1] == ["report"]:
+    # The analysis needs the venv (numpy, ...), which the VM does not have:
+    # import it only when it is asked for.
+    analysis = {
+        "report": sub.add_parser("report", help="tables and plots from a results "
+                                 "directory (sbpnlab.report; needs .venv)"),
+        "compare": sub.add_parser("compare", help="B minus A for the runs two campaigns "
+                                  "share (sbpnlab.compare; needs .venv)")}
+    if argv[:1] and argv[0] in analysis:
         try:
-            report = importlib.import_module("sbpnlab.report")
-        except Exception as e:      # any import failure means: no report here
-            return _no_report(f"{type(e).__name__}: {e}")
-        report.add_arguments(rp)
-        rp.set_defaults(func=report.run)
+            module = importlib.import_module(f"sbpnlab.{argv[0]}")
+        except Exception as e:      # any import failure means: no analysis here
+            return _no_analysis(argv[0], f"{type(e).__name__}: {e}")
+        module.add_arguments(analysis[argv[0]])
+        analysis[argv[0]].set_defaults(func=module.run)
     args = p.parse_args(argv)
     return args.func(args)

@@ -425,7 +425,6 @@ def flat(row):
     out = {k: v for k, v in row.items()
            if k != "dir" and isinstance(v, (str, int, float))}
     out.update({f"param.{k}": v for k, v in row["params"].items()})
-    out.update({f"param.{k}": v for k, v in row["params"].items()})
     return out
 
 

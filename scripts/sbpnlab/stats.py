@@ -493,6 +493,9 @@ def run_metrics(run, buffer_s):
         for lv in range(6):
             row[f"audio.level{lv}"] = (levels == lv).mean() if len(levels) else math.nan
         row["audio.acceptable"] = row["audio.level0"] + row["audio.level1"]
+        late = (flow.sent - flow.planned)[flow.planned >= flow.start + warm]
+        row["send_late_p99_ms"] = (float(np.percentile(late, 99)) * 1000 if len(late)
+                                   else math.nan)
         # These counts cover the whole call, warm-up included.
         row["duplicates"], row["reordered"] = flow.duplicates, flow.reordered
         for k, v in meta.get("qpolicy", {}).get(name, {}).items():

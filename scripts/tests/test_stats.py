@@ -6,7 +6,8 @@ Each statistic is checked against values computed by hand; the report is
 run on a small synthetic campaign this file writes (complete runs of two
 policies and three seeds, a failed run, a run listed but never made, a
 run with a broken record file, and, in a copy, a file of a newer format);
-the figures must come out as non-empty PNG and SVG files.
+the figures must come out as non-empty PNG and SVG files; `compare` pairs
+it with a second campaign whose differences are known.
 Run with the venv: scripts/venv.sh && .venv/bin/python scripts/tests/test_stats.py
 Exit 1 if any test failed.
 """
@@ -27,7 +28,7 @@ SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, SCRIPTS)
 try:
     import numpy as np
-    from sbpnlab import report, stats
+    from sbpnlab import compare, report, stats
 except ImportError as e:
     print(f"Bail out! {e}: run scripts/venv.sh, then .venv/bin/python {sys.argv[0]}")
     sys.exit(1)
@@ -131,14 +132,15 @@ def jitter_buffer_loss():
     check(close(x, [1, 2, 3]) and close(y, [1 / 3, 2 / 3, 1]), f"cdf {x} {y}")
 
 
-def send_lines(packets, start_ns):
-    """Record-file text of a sender: packets = [(class, size, t_s, result)]."""
+def send_lines(packets, start_ns, late_ns=0):
+    """Record-file text of a sender: packets = [(class, size, t_s, result)],
+    each sent late_ns after it was planned."""
     lines = ["# sbpn-records 1", "# role: send", "# flow: call", "# transport: dccp",
              f"# start_ns: {start_ns}",
              "seq\tclass\tsize\tprio\tplanned_ns\tsent_ns\texpiry_ns\tresult"]
     for i, (cls, size, t, result) in enumerate(packets):
         ns = start_ns + round(t * 1e9)
-        lines.append(f"{i}\t{cls}\t{size}\t{2 if cls == 'audio' else 1}\t{ns}\t{ns}\t"
+        lines.append(f"{i}\t{cls}\t{size}\t{2 if cls == 'audio' else 1}\t{ns}\t{ns + late_ns}\t"
                      f"{ns + 200_000_000}\t{result}")
     return "\n".join(lines + ["# complete: 1", ""])
 
@@ -238,20 +240,22 @@ def call_packets():
     return out
 
 
-def write_run(camp, policy, seed, status="complete", rate=None, fr=None):
+def write_run(camp, policy, seed, status="complete", rate=None, fr=None, on_time=None,
+              late_ns=0):
     swept = (f"rate={rate}," if rate else "") + (f"faster_restart={fr}," if fr is not None else "")
     run_id = f"policy={policy},{swept}rep={seed:02d}"
     d = os.path.join(camp, run_id)
     os.makedirs(d)
     packets = call_packets()
     audio = [i for i, p in enumerate(packets) if p[0] == "audio" and p[2] >= WARMUP_S]
-    on_time = ON_TIME.get(policy, {}).get(seed, 150 - LATE)
+    if on_time is None:
+        on_time = ON_TIME.get(policy, {}).get(seed, 150 - LATE)
     lost = set(audio[:150 - on_time - LATE]) | {i for i, p in enumerate(packets)
                                                   if p[0] == "audio" and p[2] < WARMUP_S}
     late = set(audio[150 - on_time - LATE:150 - on_time])
     delays = {i: 0.25 if i in late else 0.03 for i in range(len(packets)) if i not in lost}
     with open(os.path.join(d, "media-call.send.rec"), "w") as f:
-        f.write(send_lines(packets, START_NS))
+        f.write(send_lines(packets, START_NS, late_ns))
     with open(os.path.join(d, "media-call.recv.rec"), "w") as f:
         f.write(recv_lines(packets, START_NS, delays))
     # CCID3 samples every 100 ms; simple: X below the audio rate until 2.5 s
@@ -324,13 +328,18 @@ def campaign():
     return camp
 
 
-def run_report(*argv):
+def run_command(module, *argv):
+    """(exit status, stdout, stderr) of `sbpn-lab <module> argv...`."""
     p = argparse.ArgumentParser()
-    report.add_arguments(p)
+    module.add_arguments(p)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = report.run(p.parse_args(list(argv)))
+        rc = module.run(p.parse_args(list(argv)))
     return rc, out.getvalue(), err.getvalue()
+
+
+def run_report(*argv):
+    return run_command(report, *argv)
 
 
 @test
@@ -363,6 +372,7 @@ def run_metrics_of_a_run():
     check(row["short.flows"] == 4 and close(row["short.completed_frac"], 0.75) and
           close(row["short.fct_p50_ms"], 1000) and close(row["short.fct_p95_ms"], 1900),
           f"short flows {row}")
+    check(close(row["send_late_p99_ms"], 0), f"sender lateness {row['send_late_p99_ms']}")
 
 
 @test
@@ -465,6 +475,43 @@ def report_faster_restart():
     check(rows == ["simple", "simple+fr", "prio", "prio+fr"], f"rows {rows}:\n{text}")
 
 
+def run_compare(*argv):
+    return run_command(compare, *argv)
+
+
+@test
+def compare_campaigns():
+    """B repeats A's simple runs with 3, 0 and 6 more audio packets on time
+    and its prio runs 1 and 2 unchanged, every packet sent 2 ms late."""
+    camp = os.path.join(TMP, "again")
+    for seed, on_time in ((1, 123), (2, 135), (3, 111)):
+        write_run(camp, "simple", seed, on_time=on_time, late_ns=2_000_000)
+    for seed in (1, 2):
+        write_run(camp, "prio", seed, late_ns=2_000_000)
+    rc, text, err = run_compare(campaign(), camp)
+    check(rc == 0, f"rc {rc}: {err}")
+    rows = {x.split()[0]: x for x in text.splitlines()
+            if x.split()[:1] in (["simple"], ["prio"], ["all"])}
+    # simple: 2, 0, 4 pp: mean 2, sd 2, CI 4.3027 * 2 / sqrt 3
+    check(rows["simple"].split()[1:5] == ["3", "2.0", "±5.0", "(0.0/2.0/4.0)"],
+          f"simple:\n{text}")
+    check(rows["prio"].split()[1:5] == ["2", "0.0", "±0.0", "(0.0/0.0/0.0)"], f"prio:\n{text}")
+    # all five pairs: 2, 0, 4, 0, 0 pp: mean 1.2, sd 1.789, CI 2.7764 * 1.789 / sqrt 5
+    check(rows["all"].split()[1:5] == ["5", "1.2", "±2.2", "(0.0/0.0/4.0)"], f"all:\n{text}")
+    check(rows["all"].endswith("2.0 ±0.0 (2.0/2.0/2.0)"), f"sender lateness:\n{text}")
+    # A: 80, 90, 70, 90, 92 %; B: 82, 90, 74, 90, 92 %
+    check("means of A / B over the pairs: audio on time 84.4 / 85.6%" in text and
+          "send late p99 0.0 / 2.0 ms" in text, f"means:\n{text}")
+    check("policy=prio,rep=03: complete only in A" in text and
+          "policy=sbpn1,rep=01: A: failed" in text and "Not paired (5):" in text and
+          "Left out: 1 listed in campaign.json but never made" in text,
+          f"runs not paired:\n{text}")
+    rc, text, err = run_compare(camp, os.path.join(TMP, "nowhere"))
+    check(rc == 2 and "not a directory" in err, f"missing B: rc {rc}, {err}")
+    rc, text, err = run_compare(os.path.join(campaign(), "policy=udp,rep=01"), camp)
+    check(rc == 1 and "No run is complete in both" in text, f"nothing to pair: rc {rc}")
+
+
 @test
 def report_figures():
     out = os.path.join(TMP, "figs")
@@ -495,6 +542,12 @@ def cli_report():
                         os.path.join(TMP, "nowhere")], capture_output=True, text=True,
                        env=env)
     check(p.returncode == 2 and "not a directory" in p.stderr, f"missing dir: {p.stderr}")
+    # and `compare`: a campaign against itself differs by nothing
+    p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "sbpn-lab"), "compare",
+                        campaign(), campaign()], capture_output=True, text=True,
+                       timeout=300, env=env)
+    check(p.returncode == 0 and "\nall     6      0.0 ±0.0 (0.0/0.0/0.0)" in p.stdout,
+          f"compare: rc {p.returncode}: {p.stdout}{p.stderr}")
 
 
 def main():

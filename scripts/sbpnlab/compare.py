@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: GPL-2.0
+"""`sbpn-lab compare A B`: does campaign B repeat campaign A?
+
+Pairs each complete run of campaign B with the run of campaign A that has
+the same run id and flow: the same scenario, sweep point and seed, so the
+same call over the same link.  Prints B minus A per policy and over all
+pairs, mean, 95 % Student-t interval and min/median/max: the on-time
+fractions of audio and video, CCID3's median allowed rate, the link's
+utilisation and the sender's lateness, then the means of both.  Runs that
+are not complete in both campaigns are listed and left out (runs never made
+in a partial campaign only counted).  This is how one checks that a way of
+running (--jobs, another host, another module version) changes nothing
+measurable; Documentation/results.rst does it for --jobs.
+"""
+import math
+import os
+import sys
+
+from . import report, stats
+
+COLUMNS = (("audio.on_time_frac", 100, "audio on time", "pp"),
+           ("video.on_time_frac", 100, "video on time", "pp"),
+           ("x_median_kbps", 1, "X median", "kbit/s"),
+           ("utilisation", 100, "utilisation", "pp"),
+           ("send_late_p99_ms", 1, "send late p99", "ms"))
+LISTED = 5
+
+
+def add_arguments(parser):
+    parser.add_argument("first", metavar="A", help="the campaign directory compared with")
+    parser.add_argument("second", metavar="B", help="the campaign directory whose runs "
+                        "are compared with A's of the same run id")
+
+
+def load(campaign_dir):
+    """({(run id, flow): metric row}, [(run id, why not used)], [newer-format
+    messages]) of one campaign."""
+    runs, unusable, too_new = report.scan(campaign_dir,
+                                          os.path.join(campaign_dir, "report"))
+    rows = {}
+    for r in runs:
+        try:
+            for row in stats.run_metrics(r, 0.040):
+                rows[row["run"], row["flow"]] = row
+        except KeyError as e:
+            unusable.append((os.path.basename(r.dir), f"unreadable: meta.json has no {e}"))
+    return rows, unusable, too_new
+
+
+def pair(a, b):
+    """([(A row, B row)], [(run id, why not paired)]) over the run ids and
+    flows of either campaign."""
+    pairs, unpaired = [], []
+    for key in sorted(set(a) | set(b)):
+        x, y = a.get(key), b.get(key)
+        if x is None or y is None:
+            unpaired.append((key[0], f"complete only in {'B' if x is None else 'A'}"))
+        elif (x["scenario"], x["policy"]) != (y["scenario"], y["policy"]):
+            unpaired.append((key[0], f"A is {x['scenario']}/{x['policy']}, "
+                             f"B is {y['scenario']}/{y['policy']}"))
+        else:
+            pairs.append((x, y))
+    return pairs, unpaired
+
+
+def table(pairs):
+    """Rows of the differences table: one per policy, then all pairs."""
+    groups = {p: [xy for xy in pairs if xy[0]["policy"] == p]
+              for p in stats.policies([x for x, _ in pairs])}
+    if len(groups) > 1:
+        groups["all"] = pairs
+    out = []
+    for label, group in groups.items():
+        row = [label, str(len(group))]
+        for metric, scale, _, _ in COLUMNS:
+            s = stats.summary([y.get(metric, math.nan) - x.get(metric, math.nan)
+                               for x, y in group])
+            row.append(report.cell(s, scale))
+        out.append(row)
+    return out
+
+
+def run(args):
+    """Print the comparison; 0 ok, 1 no pair of runs, 2 bad input."""
+    for d in (args.first, args.second):
+        if not os.path.isdir(d):
+            print(f"sbpn-lab compare: {d}: not a directory", file=sys.stderr)
+            return 2
+    (a, bad_a, new_a), (b, bad_b, new_b) = load(args.first), load(args.second)
+    if new_a or new_b:
+        for msg in new_a + new_b:
+            print(f"sbpn-lab compare: {msg}", file=sys.stderr)
+        return 2
+    pairs, unpaired = pair(a, b)
+    print(f"B minus A, runs with the same id (the same seed and sweep point)\n"
+          f"A: {args.first} ({len({k[0] for k in a})} complete runs)\n"
+          f"B: {args.second} ({len({k[0] for k in b})} complete runs)")
+    not_used = sorted(set(unpaired + [(r, f"A: {why}") for r, why in bad_a] +
+                          [(r, f"B: {why}") for r, why in bad_b]))
+    never = [u for u in not_used if "not run" in u[1]]
+    not_used = [u for u in not_used if "not run" not in u[1]]
+    if never:
+        print(f"Left out: {len(never)} listed in campaign.json but never made "
+              "(a partial campaign)")
+    if not_used:
+        print(f"Not paired ({len(not_used)}):")
+        for run_id, why in not_used[:LISTED]:
+            print(f"  {run_id}: {why}")
+        if len(not_used) > LISTED:
+            print(f"  ... and {len(not_used) - LISTED} more")
+    if not pairs:
+        print("No run is complete in both campaigns.")
+        return 1
+    head = ["policy", "pairs"] + [f"Δ {c[2]} {c[3]}" for c in COLUMNS]
+    print("mean ±95 % CI (Student's t) (min/median/max) of B - A")
+    print("\n".join(report.aligned(head, table(pairs))))
+    means = []
+    for metric, scale, label, unit in COLUMNS:
+        a_mean, b_mean = (stats.summary([r.get(metric, math.nan) for r in side])["mean"]
+                          * scale for side in zip(*pairs))
+        unit = "%" if unit == "pp" else f" {unit}"
+        means.append(f"{label} {report.fmt(a_mean)} / {report.fmt(b_mean)}{unit}")
+    print("means of A / B over the pairs: " + ", ".join(means))
+    return 0
