@@ -8,7 +8,7 @@
 #   make stress     the DCCP stress test for DURATION s (default 600) in the VM
 #   make fuzz       libFuzzer on the model and trace parsers (FUZZ_SECONDS each)
 #   make demo       the main job: a short SBPN-vs-CCID3 experiment in the VM
-#   make reproduce  the paper's experiments in full (ONLY=, JOBS=; ~40 h)
+#   make reproduce  the paper's experiments in full (ONLY=, JOBS=; 40 h, JOBS=4 11 h)
 #   make bench      enqueue+dequeue cost per packet of each queueing policy (VM)
 #   make vm CMD=... run a command in the VM (e.g. CMD="scripts/modules.sh status")
 #   make style      checkpatch.pl --strict on kernel/ and patches/
@@ -82,7 +82,7 @@ demo: all venv
 	@.venv/bin/python scripts/sbpn-lab report $(BUILD)/demo/demo
 
 # The paper's experiments, scripts/scenarios/paper-*.toml, 30 repetitions
-# each: 2280 runs of 60 s, about 40 h on two TCG cores (see
+# each: 2280 runs of 60 s, about 40 h on two TCG cores, 11 h with JOBS=4 (see
 # Documentation/results.rst), in one VM boot, then a report per campaign in
 # RESULTS/<campaign>/report.  ONLY=REGEX keeps the runs whose id matches
 # (ONLY='rep=0[1-3]$': 3 repetitions); JOBS=N runs N at once (faster, but
