@@ -37,13 +37,8 @@ def load(campaign_dir):
     messages]) of one campaign."""
     runs, unusable, too_new = report.scan(campaign_dir,
                                           os.path.join(campaign_dir, "report"))
-    rows = {}
-    for r in runs:
-        try:
-            for row in stats.run_metrics(r, 0.040):
-                rows[row["run"], row["flow"]] = row
-        except KeyError as e:
-            unusable.append((os.path.basename(r.dir), f"unreadable: meta.json has no {e}"))
+    rows = {(row["run"], row["flow"]): row
+            for row in report.metrics(runs, 0.040, unusable)}
     return rows, unusable, too_new
 
 

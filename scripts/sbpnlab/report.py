@@ -67,12 +67,7 @@ def run(args):
         print("sbpn-lab report: refusing to report a campaign with result files of a "
               "newer format", file=sys.stderr)
         return 2
-    rows = []
-    for r in runs:
-        try:
-            rows += stats.run_metrics(r, args.jitter_buffer_ms / 1000)
-        except KeyError as e:
-            unusable.append((os.path.basename(r.dir), f"unreadable: meta.json has no {e}"))
+    rows = metrics(runs, args.jitter_buffer_ms / 1000, unusable)
     comparisons = group(rows)
     os.makedirs(out, exist_ok=True)
     text, md, long_rows, figures = [], [], [], []
@@ -176,6 +171,18 @@ def scan(campaign_dir, out_dir):
         else:
             runs.append(run)
     return runs, unusable, too_new
+
+
+def metrics(runs, buffer_s, unusable):
+    """stats.run_metrics() of every run; a run whose meta.json lacks a field
+    goes to unusable instead."""
+    rows = []
+    for r in runs:
+        try:
+            rows += stats.run_metrics(r, buffer_s)
+        except KeyError as e:
+            unusable.append((os.path.basename(r.dir), f"unreadable: meta.json has no {e}"))
+    return rows
 
 
 def group(rows):
