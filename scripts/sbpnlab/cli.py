@@ -159,4 +159,12 @@ def main(argv=None):
         module.add_arguments(analysis[argv[0]])
         analysis[argv[0]].set_defaults(func=module.run)
     args = p.parse_args(argv)
-    return args.func(args)
+    try:
+        status = args.func(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (sbpn-lab ... | head): stop quietly, and keep
+        # Python from reporting the same error again when it exits.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    return status

@@ -307,6 +307,16 @@ def main():
         check("sbpn-lab run --dry-run --only lists the runs it would do",
               p.returncode == 0 and len(lines) == 2 and
               all("policy=sbpn2," in x and ",rep=02\t" in x for x in lines), p.stdout[:300])
+        many = write(tmp, GOOD.replace("repetitions = 2", "repetitions = 1000"), "many.toml")
+        p = subprocess.Popen(cli + ["run", many, "--dry-run", "--results", tmp],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = p.stdout.readline()
+        p.stdout.close()
+        err = p.stderr.read()
+        p.wait()
+        check("sbpn-lab run --dry-run | head: no traceback when the reader leaves",
+              ",rep=01\t" in first and p.returncode == 1 and err == "",
+              f"{p.returncode} {first!r} {err[-300:]!r}")
         p = subprocess.run(cli + ["run", good, "--jobs", "0"], capture_output=True, text=True)
         check("sbpn-lab run --jobs 0 exits 2", p.returncode == 2, p.stderr)
         p = subprocess.run(cli + ["report", "--help"], capture_output=True, text=True)
