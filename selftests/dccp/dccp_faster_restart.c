@@ -8,25 +8,32 @@
  *
  * quiet: a CCID3 sender in namespace A (20 ms of netem delay each way, no
  * loss) sends 1 MB/s for BULK_MS, a rate the VM carries without loss (at
- * full speed a packet can be lost, which resets X_fast_max), then one
- * message every QUIET_GAP_MS for QUIET_MS: it is data-limited.  Without
- * Faster Restart, RFC 5348 holds the allowed rate X to twice the receive
- * rate, or the initial rate after idling, far below what the path carried
- * in the bulk phase; with it, X stays near X_fast_max, the highest receive
- * rate seen, which decays by only a tenth per second (ccid3_fr_decay_ms =
- * 10000).  The test asserts which side of half the bulk phase's highest receive
- * rate X ends on, for both settings: the two expected values differ by
- * more than a factor of ten, so the test does not depend on the machine's
- * speed.  Should a packet be lost all the same (p > 0), the bound is
- * X_calc instead where that is lower, as X_calc caps X then.
+ * full speed a packet can be lost, which would lower X_fast_max), then one
+ * message every QUIET_GAP_MS for QUIET_MS: it is data-limited, but never
+ * idle (it sends more often than once per two RTTs).  On each feedback,
+ * RFC 5348 limits X to twice the receive rate X_recv; Faster Restart doubles
+ * that limit while it is below X_fast_max, here the bulk phase's receive
+ * rate, so X settles at 2 * X_recv without it and 4 * X_recv with it.  The
+ * variant "decayed" sets DecayTime to DECAY_MS: X_fast_max is zero
+ * 3 * DECAY_MS after the bulk phase, long before the samples start, and
+ * from then on follows the quiet phase's own receive rate, so X is back at
+ * 2 * X_recv.  The test takes X / X_recv after every message of the quiet
+ * phase from SKIP_MS on and asserts that their median is in [3, 5) with
+ * Faster Restart and below 3 without it: the expected values are 2 and 4
+ * whatever the machine's speed.  Should a packet
+ * be lost (p > 0), X_calc bounds X too; samples where it is below 3 * X_recv
+ * cannot tell the two apart and are left out.
  */
 #include "dccp_test.h"
 
 #define MSG_LEN		1000
 #define BULK_MS		2000
 #define BULK_RATE	1000	/* messages per second: 1 MB/s */
-#define QUIET_MS	1500
-#define QUIET_GAP_MS	100
+#define QUIET_MS	2000
+#define QUIET_GAP_MS	20
+#define SKIP_MS		500
+#define DECAY_MS	100
+#define DECAY_PARAM	"/sys/module/dccp/parameters/ccid3_fr_decay_ms"
 
 static int get_fr(int fd)
 {
@@ -74,17 +81,43 @@ TEST(sockopt)
 
 FIXTURE(path) {
 	char a[32], b[32];
+	int decay_ms;		/* DecayTime to restore, or -1 */
 };
 
 FIXTURE_VARIANT(path) {
 	int faster_restart;
+	int decay_ms;		/* DecayTime to set, or 0 for the default */
+	int quadruples;		/* X settles at 4 * X_recv, not 2 * X_recv */
 };
 
-FIXTURE_VARIANT_ADD(path, stock) { .faster_restart = 0 };
-FIXTURE_VARIANT_ADD(path, faster_restart) { .faster_restart = 1 };
+FIXTURE_VARIANT_ADD(path, stock) { .faster_restart = 0, .quadruples = 0 };
+FIXTURE_VARIANT_ADD(path, faster_restart) { .faster_restart = 1, .quadruples = 1 };
+FIXTURE_VARIANT_ADD(path, decayed) {
+	.faster_restart = 1, .decay_ms = DECAY_MS, .quadruples = 0
+};
+
+static int read_decay_ms(void)
+{
+	FILE *f = fopen(DECAY_PARAM, "r");
+	int v = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
 
 FIXTURE_SETUP(path)
 {
+	self->decay_ms = -1;
+	if (variant->decay_ms) {
+		self->decay_ms = read_decay_ms();
+		ASSERT_LT(0, self->decay_ms);
+		dt_sh(_metadata, "echo %d > " DECAY_PARAM, variant->decay_ms);
+		ASSERT_EQ(variant->decay_ms, read_decay_ms());
+	}
 	snprintf(self->a, sizeof(self->a), "frA-%d", getpid());
 	snprintf(self->b, sizeof(self->b), "frB-%d", getpid());
 	dt_veth_pair(_metadata, self->a, self->b);
@@ -100,6 +133,8 @@ FIXTURE_SETUP(path)
 FIXTURE_TEARDOWN(path)
 {
 	dt_veth_pair_del(_metadata, self->a, self->b);
+	if (self->decay_ms > 0)
+		dt_sh(_metadata, "echo %d > " DECAY_PARAM, self->decay_ms);
 }
 
 static int tx_info(int fd, struct dt_tfrc_tx_info *ti)
@@ -107,6 +142,13 @@ static int tx_info(int fd, struct dt_tfrc_tx_info *ti)
 	socklen_t len = sizeof(*ti);
 
 	return getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID_TX_INFO, ti, &len);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
 }
 
 /* Read and discard from @fd until the peer closes @peer. */
@@ -126,9 +168,10 @@ static pid_t drain(int fd, int peer)
 TEST_F_TIMEOUT(path, quiet, 60)
 {
 	static unsigned char msg[MSG_LEN];
-	int rcvbuf = 16 << 20, lfd, cfd, afd, status;
+	static uint64_t ratio[QUIET_MS / QUIET_GAP_MS];
+	int rcvbuf = 16 << 20, lfd, cfd, afd, status, n = 0, i;
 	struct dt_tfrc_tx_info ti;
-	uint64_t start, now, last = 0, max_recv = 0, bound;
+	uint64_t start, now, last = 0, max_recv = 0;
 	unsigned long sent = 0;
 	pid_t pid;
 
@@ -165,12 +208,19 @@ TEST_F_TIMEOUT(path, quiet, 60)
 	TH_LOG("bulk: %lu messages, highest X_recv %llu B/s, X %llu B/s, p %u/1e6",
 	       sent, (unsigned long long)max_recv >> 6, (unsigned long long)ti.x >> 6, ti.p);
 
-	/* Data-limited: one message every QUIET_GAP_MS. */
-	for (int i = 0; i < QUIET_MS / QUIET_GAP_MS; i++) {
+	/* Data-limited: one message every QUIET_GAP_MS; sample X / X_recv. */
+	start = dt_now_ns();
+	for (i = 0; i < QUIET_MS / QUIET_GAP_MS; i++) {
 		ASSERT_EQ(MSG_LEN, send(cfd, msg, MSG_LEN, 0));
 		dt_sleep_ms(QUIET_GAP_MS);
+		if (dt_now_ns() - start < SKIP_MS * NSEC_PER_MSEC)
+			continue;
+		ASSERT_EQ(0, tx_info(cfd, &ti));
+		if (!ti.x_recv ||
+		    (ti.p && ((uint64_t)ti.x_calc << 6) < 3 * ti.x_recv))
+			continue;
+		ratio[n++] = ti.x * 100 / ti.x_recv;
 	}
-	ASSERT_EQ(0, tx_info(cfd, &ti));
 	TH_LOG("quiet: X %llu B/s, X_recv %llu B/s, X_calc %u B/s, p %u/1e6, rtt %u us",
 	       (unsigned long long)ti.x >> 6, (unsigned long long)ti.x_recv >> 6, ti.x_calc,
 	       ti.p, ti.rtt_us);
@@ -180,16 +230,18 @@ TEST_F_TIMEOUT(path, quiet, 60)
 	close(afd);
 	close(lfd);
 
-	/* The bulk phase must have outrun the initial rate (4000 B per RTT). */
-	ASSERT_LT(4 * 4000ULL * 1000000 / ti.rtt_us, max_recv >> 6);
-	/* After a loss (p > 0), X_calc bounds X with Faster Restart too. */
-	bound = max_recv;
-	if (ti.p && ((uint64_t)ti.x_calc << 6) < bound)
-		bound = (uint64_t)ti.x_calc << 6;
-	if (variant->faster_restart) {
-		EXPECT_LE(bound / 2, ti.x);
+	/* X_fast_max must be far above 4 * X_recv: 8 times the quiet rate */
+	ASSERT_LT(4 * 2 * (uint64_t)MSG_LEN * 1000 / QUIET_GAP_MS, max_recv >> 6);
+	/* and enough samples must be left to tell 2 from 4 */
+	ASSERT_LE(QUIET_MS / QUIET_GAP_MS / 2, n);
+	qsort(ratio, n, sizeof(ratio[0]), cmp_u64);
+	TH_LOG("X / X_recv over %d samples: min %.2f, median %.2f, max %.2f", n,
+	       ratio[0] / 100.0, ratio[n / 2] / 100.0, ratio[n - 1] / 100.0);
+	if (variant->quadruples) {
+		EXPECT_LE(300, ratio[n / 2]);
+		EXPECT_GT(500, ratio[n / 2]);
 	} else {
-		EXPECT_GT(bound / 2, ti.x);
+		EXPECT_GT(300, ratio[n / 2]);
 	}
 }
 
