@@ -20,9 +20,9 @@
  * 2 * X_recv.  The test takes X / X_recv after every message of the quiet
  * phase from SKIP_MS on and asserts that their median is in [3, 5) with
  * Faster Restart and below 3 without it: the expected values are 2 and 4
- * whatever the machine's speed.  Should a packet
- * be lost (p > 0), X_calc bounds X too; samples where it is below 3 * X_recv
- * cannot tell the two apart and are left out.
+ * whatever the machine's speed.  Should a packet be lost (p > 0), X_calc
+ * bounds X too; samples where it is below 3 * X_recv cannot tell the two
+ * apart and are left out.
  */
 #include "dccp_test.h"
 
