@@ -8,10 +8,10 @@
  *         unexpired is queued, and discards them only to make room.
  *
  * Packets wait behind a full CCID 2 window (sbpn_test.h) on a path with a
- * 400 ms RTT, so every deadline below is clearly before or clearly after
- * now + RTT/2 when it is judged: "due in 50 ms" is expired when sent,
- * "due in 350 ms" is not when sent but is when the first Ack returns
- * (at least 400 ms later), "due in 10 s" never is.
+ * 400 ms RTT, which CCID 2 has measured first, so every deadline below is
+ * clearly before or clearly after now + RTT/2 when it is judged: "due in
+ * 50 ms" is expired when sent, "due in 350 ms" is not when sent but is when
+ * the next Ack returns (at least 400 ms later), "due in 10 s" never is.
  */
 #include "sbpn_test.h"
 
@@ -32,6 +32,7 @@ FIXTURE_VARIANT_ADD(expiry, sbpn3) { .policy = DCCPQ_POLICY_SBPN3 };
 FIXTURE_SETUP(expiry)
 {
 	sbpn_connect(_metadata, &self->c, 1, 2, variant->policy, 4);
+	sbpn_measure_rtt(_metadata, &self->c, 400);
 }
 
 FIXTURE_TEARDOWN(expiry)

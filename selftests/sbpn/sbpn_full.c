@@ -7,8 +7,8 @@
  * the receiver gets exactly the packets that stayed.
  *
  * Everything waits behind a full CCID 2 window (sbpn_test.h) on a path with
- * a 1 s RTT; A (priority 2) stays the best packet, so only the admission
- * code ever judges the others' expiry.
+ * a 1 s RTT, which CCID 2 has measured first; A (priority 2) stays the best
+ * packet, so only the admission code ever judges the others' expiry.
  */
 #include "sbpn_test.h"
 
@@ -29,6 +29,7 @@ FIXTURE_VARIANT_ADD(full, sbpn3) { .policy = DCCPQ_POLICY_SBPN3 };
 FIXTURE_SETUP(full)
 {
 	sbpn_connect(_metadata, &self->c, 1, 2, variant->policy, 4);
+	sbpn_measure_rtt(_metadata, &self->c, 1000);
 }
 
 FIXTURE_TEARDOWN(full)
@@ -83,7 +84,7 @@ TEST_F(full, admission)
 
 	/*
 	 * 450 ms later Q is expired (now + RTT/2 >= t_q + 950 ms) while the
-	 * window is still closed (the first Ack is due 1 s after F's
+	 * window is still closed (the next Ack is due 1 s after F's
 	 * predecessors).  R, worse than everything, gets Q's place.
 	 */
 	dt_sleep_ms(450);
@@ -91,8 +92,8 @@ TEST_F(full, admission)
 	expect_counts(_metadata, fd, "R in, Q expired", 2, 3, 1);
 	s = sbpn_stats(_metadata, fd);
 	/* nothing sent since the fillers: the window really stayed closed */
-	EXPECT_EQ(fill - 1, s.sent);
-	EXPECT_EQ(fill + 7, s.queued);
+	EXPECT_EQ(SBPN_PROBES + fill - 1, s.sent);
+	EXPECT_EQ(SBPN_PROBES + fill + 7, s.queued);
 
 	n_want = sbpn_fillers(want, fill - 1);
 	want[n_want++] = A;
@@ -104,7 +105,7 @@ TEST_F(full, admission)
 	sbpn_expect_tags(_metadata, got, n_got, want, n_want);
 	sbpn_stats_log(_metadata, "drained", &s);
 	sbpn_check_invariant(_metadata, &s);
-	EXPECT_EQ(fill + 3, s.sent);
+	EXPECT_EQ(SBPN_PROBES + fill + 3, s.sent);
 }
 
 TEST_HARNESS_MAIN

@@ -30,6 +30,8 @@
 #include "dccp_test.h"
 
 #define SBPN_FILLER	0x80000000u	/* tag bit of the window fillers */
+#define SBPN_PROBE	0x40000000u	/* tag bit of sbpn_measure_rtt()'s packets */
+#define SBPN_PROBES	2		/* packets sbpn_measure_rtt() sends */
 #define SBPN_MAX_TAGS	4096
 #define SBPN_WAIT_MS	6000	/* longest silence while packets are due */
 #define SBPN_QUIET_MS	400	/* silence that shows nothing more is coming */
@@ -219,6 +221,31 @@ static inline void sbpn_connect(struct __test_metadata *_metadata,
 	c->afd = dt_connect(_metadata, c->cfd, c->lfd, sbpn_ip_b[path], c->port);
 	ASSERT_EQ(0, setsockopt(c->afd, SOL_SOCKET, SO_RCVBUFFORCE,
 				&rcvbuf, sizeof(rcvbuf)));
+}
+
+/*
+ * Let the sender's CCID measure the RTT of a path whose RTT is @rtt_ms:
+ * until it has, the policies judge expiry against an RTT of 0 (never the
+ * handshake's).  SBPN_PROBES packets without an expiry (the receiver's Ack
+ * Ratio is 2, so one Ack covers both and none is delayed), received here,
+ * then the time their Ack needs to return.  They count as queued and sent.
+ */
+static inline void sbpn_measure_rtt(struct __test_metadata *_metadata,
+				    const struct sbpn_conn *c,
+				    unsigned int rtt_ms)
+{
+	uint32_t got[SBPN_PROBES];
+	int n = 0, r = 1;
+
+	for (uint32_t i = 0; i < SBPN_PROBES; i++)
+		ASSERT_EQ(0, dt_send(c->cfd, SBPN_PROBE | i, 1, 0, 0, 0,
+				     MSG_DONTWAIT));
+	while (n < SBPN_PROBES && r > 0) {
+		r = dt_recv_tags(c->afd, got + n, SBPN_PROBES - n, SBPN_WAIT_MS);
+		n += r;
+	}
+	ASSERT_EQ(SBPN_PROBES, n);
+	dt_sleep_ms(rtt_ms + 200);
 }
 
 static inline struct dccp_qpolicy_stats

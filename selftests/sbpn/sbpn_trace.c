@@ -6,7 +6,8 @@
  * purged counters, the expired packet's priority and exact expiry, an RTT
  * of at least the path's 1 s, and expiry < now + RTT/2 for that packet.
  *
- * Behind a full CCID 2 window, with tx_qlen 3: X (due in 50 ms) expires,
+ * Behind a full CCID 2 window, once CCID 2 has measured the RTT, with
+ * tx_qlen 3: X (due in 50 ms) expires,
  * G (no better than anything queued) is refused, C evicts the filler, and
  * a disconnect purges the three packets left.
  */
@@ -71,6 +72,7 @@ TEST_F(trace, one_event_per_drop)
 	if (access(TRACING "/trace", W_OK))
 		SKIP(return, "no tracefs at " TRACING);
 	sbpn_connect(_metadata, &self->c, 1, 2, variant->policy, 3);
+	sbpn_measure_rtt(_metadata, &self->c, 1000);
 	fd = self->c.cfd;
 	ASSERT_EQ(0, getsockname(fd, (struct sockaddr *)&local, &len));
 	write_file(_metadata, TRACING "/trace", "");
