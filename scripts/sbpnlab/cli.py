@@ -3,6 +3,7 @@
 
   sbpn-lab list [DIR]             the scenarios in DIR (scripts/scenarios)
   sbpn-lab run SCENARIO... [opts] every run of each scenario (inside the VM)
+  sbpn-lab handshake SCENARIO     DCCP handshake times over its path (in the VM)
   sbpn-lab report ...             tables and plots (sbpnlab.report)
   sbpn-lab compare A B            B minus A, run by run (sbpnlab.compare)
 
@@ -112,6 +113,41 @@ def _cmd_run(args):
     return 1 if failed else 0
 
 
+def _cmd_handshake(args):
+    try:
+        sc = load(args.scenario)
+    except ScenarioError as e:
+        print(f"sbpn-lab: {e}", file=sys.stderr)
+        return 2
+    if args.count < 1:
+        print("sbpn-lab: --count: expected a number >= 1", file=sys.stderr)
+        return 2
+    try:
+        spec = next(r for r in sc.runs() if not args.only or re.search(args.only, r.id))
+    except re.error as e:
+        print(f"sbpn-lab: --only: not a regular expression: {e}", file=sys.stderr)
+        return 2
+    except StopIteration:
+        print(f"sbpn-lab: --only: no run of {sc.name} matches {args.only!r}", file=sys.stderr)
+        return 2
+    if os.geteuid() != 0:
+        print("sbpn-lab: cannot run here: it needs root (network namespaces): run it in "
+              "the VM (scripts/vm-run)", file=sys.stderr)
+        return 1
+    subprocess.run(["modprobe", "-a", "sch_netem", "sch_tbf", "veth", "dccp_ipv4"],
+                   capture_output=True)
+    if not os.path.isdir("/sys/module/dccp_ipv4"):
+        print("sbpn-lab: cannot run here: no DCCP in this kernel: run it in the VM",
+              file=sys.stderr)
+        return 1
+    from .handshake import measure, summary
+    print(f"handshakes over the path of {sc.name}/{spec.id}, each in new namespaces:")
+    times, errors = measure(spec, args.count)
+    for line in summary(times, errors):
+        print(line)
+    return 0
+
+
 def _no_analysis(command, reason):
     print(f"sbpn-lab: {command} is unavailable: sbpnlab.{command} could not be imported "
           f"({reason}).  It needs the analysis environment: scripts/venv.sh, then "
@@ -144,6 +180,14 @@ def main(argv=None):
     rn.add_argument("--dry-run", action="store_true",
                     help="list the runs, their seeds and status; run nothing")
     rn.set_defaults(func=_cmd_run)
+    hs = sub.add_parser("handshake", help="time DCCP handshakes over a scenario's path, "
+                        "each in new namespaces (inside the VM)")
+    hs.add_argument("scenario", help="scenario file (TOML)")
+    hs.add_argument("--only", metavar="REGEX",
+                    help="use the path of the first run whose id matches REGEX "
+                    "(default: the first run)")
+    hs.add_argument("--count", type=int, default=100, help="handshakes (default 100)")
+    hs.set_defaults(func=_cmd_handshake)
     # The analysis needs the venv (numpy, ...), which the VM does not have:
     # import it only when it is asked for.
     analysis = {

@@ -324,6 +324,17 @@ def main():
               (p.returncode == 0 and "usage: sbpn-lab report" in p.stdout) or
               (p.returncode == 1 and "report is unavailable" in p.stderr),
               f"{p.returncode} {p.stderr.strip()[:200]}")
+        p = subprocess.run(cli + ["handshake", bad], capture_output=True, text=True)
+        check("sbpn-lab handshake BAD exits 2 naming the field",
+              p.returncode == 2 and "link.rate" in p.stderr, f"{p.returncode} {p.stderr!r}")
+        p = subprocess.run(cli + ["handshake", good, "--only", "policy=nosuch"],
+                           capture_output=True, text=True)
+        check("sbpn-lab handshake --only matching no run exits 2 saying so",
+              p.returncode == 2 and "no run of t matches" in p.stderr,
+              f"{p.returncode} {p.stderr!r}")
+        p = subprocess.run(cli + ["handshake", good, "--count", "0"],
+                           capture_output=True, text=True)
+        check("sbpn-lab handshake --count 0 exits 2", p.returncode == 2, p.stderr)
         p = subprocess.run(cli + ["list", os.path.join(SCRIPTS, "scenarios")],
                            capture_output=True, text=True)
         check("sbpn-lab list", p.returncode == 0 and "demo" in p.stdout, p.stdout + p.stderr)

@@ -18,6 +18,9 @@ Three short runs through `sbpn-lab run`, then checks on their results:
           guest's CPUs are shared) and in each phase the median received
           rate over 0.25 s bins is the phase's rate +- 10 % (the median,
           because a loaded host can stall the guest for a second).
+Then `sbpn-lab handshake` over the tcp scenario's path (40 + 40 ms, no
+loss): three DCCP connects in new namespaces complete, none faster than
+the 80 ms a Request and its Response need.
 Tolerances are wide on purpose: the guest runs under TCG on shared CPUs.
 On the debug kernel (KASAN, kmemleak, lockdep: about ten times slower; seen
 by /sys/kernel/debug/kmemleak) the two checks that only measure the guest's
@@ -30,8 +33,10 @@ Exit 0 all passed, 1 a check failed, 4 skipped (no root, DCCP or iperf3).
 """
 import json
 import os
+import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 
@@ -182,8 +187,18 @@ def check_square(rdir, meta):
           ok and seen == set(rates), "\n".join(diag) or "no phase with data")
 
 
+def check_handshake(tmp):
+    path = os.path.join(tmp, "tcp.toml")
+    p = subprocess.run([sys.executable, labtest.LAB, "handshake", path, "--count", "3"],
+                       capture_output=True, text=True)
+    ms = [float(m) for m in re.findall(r"^connect \d+: (\d+) ms$", p.stdout, re.M)]
+    check("handshake: 3 DCCP connects complete, each in at least the path's 80 ms",
+          p.returncode == 0 and len(ms) == 3 and min(ms) >= 80,
+          f"exit {p.returncode}, connects (ms): {ms} {p.stderr.strip()[-300:]}")
+
+
 def main():
-    labtest.start(12)
+    labtest.start(13)
     tmp = tempfile.mkdtemp(prefix="vm_testbed-")
     out = os.path.join(os.environ.get("VM_OUT", tmp), "vm_testbed")
     shutil.rmtree(out, ignore_errors=True)
@@ -195,6 +210,7 @@ def main():
                         ("square", check_square, 2)):
         rdir, meta = labtest.run(tmp, out, name, SCENARIOS[name])
         labtest.checked(name, fn, rdir, meta, n)
+    check_handshake(tmp)
     shutil.rmtree(tmp, ignore_errors=True)
     return 0 if all(labtest.results) else 1
 
