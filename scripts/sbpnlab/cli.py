@@ -34,11 +34,16 @@ Documentation/testbed.rst).  Runs need DCCP, so they happen in the VM:
 """
 
 
+def _bad_input(message):
+    """Say what is wrong with the command line or a scenario; exit status 2."""
+    print(f"sbpn-lab: {message}", file=sys.stderr)
+    return 2
+
+
 def _cmd_list(args):
     files = sorted(glob.glob(os.path.join(args.dir, "*.toml")))
     if not files:
-        print(f"sbpn-lab: no scenario files (*.toml) in {args.dir}", file=sys.stderr)
-        return 2
+        return _bad_input(f"no scenario files (*.toml) in {args.dir}")
     bad = 0
     for path in files:
         try:
@@ -79,20 +84,16 @@ def _cmd_run(args):
     try:
         scenarios = [load(p) for p in args.scenario]
     except ScenarioError as e:
-        print(f"sbpn-lab: {e}", file=sys.stderr)
-        return 2
+        return _bad_input(e)
     if args.jobs < 1:
-        print("sbpn-lab: --jobs: expected a number >= 1", file=sys.stderr)
-        return 2
+        return _bad_input("--jobs: expected a number >= 1")
     if args.only:
         try:
             re.compile(args.only)
         except re.error as e:
-            print(f"sbpn-lab: --only: not a regular expression: {e}", file=sys.stderr)
-            return 2
+            return _bad_input(f"--only: not a regular expression: {e}")
     if args.campaign and len(scenarios) > 1:
-        print("sbpn-lab: --campaign names one campaign: give one scenario", file=sys.stderr)
-        return 2
+        return _bad_input("--campaign names one campaign: give one scenario")
     if args.dry_run:
         for sc in scenarios:
             name = args.campaign or sc.name
@@ -117,19 +118,15 @@ def _cmd_handshake(args):
     try:
         sc = load(args.scenario)
     except ScenarioError as e:
-        print(f"sbpn-lab: {e}", file=sys.stderr)
-        return 2
+        return _bad_input(e)
     if args.count < 1:
-        print("sbpn-lab: --count: expected a number >= 1", file=sys.stderr)
-        return 2
+        return _bad_input("--count: expected a number >= 1")
     try:
         spec = next(r for r in sc.runs() if not args.only or re.search(args.only, r.id))
     except re.error as e:
-        print(f"sbpn-lab: --only: not a regular expression: {e}", file=sys.stderr)
-        return 2
+        return _bad_input(f"--only: not a regular expression: {e}")
     except StopIteration:
-        print(f"sbpn-lab: --only: no run of {sc.name} matches {args.only!r}", file=sys.stderr)
-        return 2
+        return _bad_input(f"--only: no run of {sc.name} matches {args.only!r}")
     if os.geteuid() != 0:
         print("sbpn-lab: cannot run here: it needs root (network namespaces): run it in "
               "the VM (scripts/vm-run)", file=sys.stderr)
