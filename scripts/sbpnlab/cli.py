@@ -60,23 +60,19 @@ def _cmd_list(args):
     return 2 if bad else 0
 
 
-def _check_environment(scenarios):
-    """Say clearly why runs cannot happen here (not root, no DCCP, no tools)."""
+def _check_environment(command, tools, dccp):
+    """Say clearly why COMMAND cannot work here (not root, no DCCP, no tools)."""
     if os.geteuid() != 0:
         return "runs need root (network namespaces): run them in the VM (scripts/vm-run)"
-    need = ["ip", "tc", "nsenter"]
-    if any(sc.config["tcp"] for sc in scenarios):
-        need.append("iperf3")
-    for tool in need:
+    for tool in tools:
         if not shutil.which(tool):
             return f"'{tool}' is not installed"
     subprocess.run(["modprobe", "-a", "sch_netem", "sch_tbf", "veth"], capture_output=True)
-    if any(m["transport"] == "dccp" for sc in scenarios for r in sc.runs()
-           for m in r.config["media"]):
+    if dccp:
         subprocess.run(["modprobe", "-a", "dccp_ipv4"], capture_output=True)
         if not os.path.isdir("/sys/module/dccp_ipv4"):
             return ("no DCCP in this kernel: run inside the VM, e.g. "
-                    "scripts/vm-run --out results -- scripts/sbpn-lab run SCENARIO")
+                    f"scripts/vm-run --out results -- scripts/sbpn-lab {command} SCENARIO")
     return None
 
 
@@ -103,7 +99,12 @@ def _cmd_run(args):
                 rd = os.path.join(args.results, name, r.id)
                 print(f"{name}/{r.id}\tseed {r.seed}\t{run_status(rd) or 'not run'}")
         return 0
-    problem = _check_environment(scenarios)
+    tools = ["ip", "tc", "nsenter"]
+    if any(sc.config["tcp"] for sc in scenarios):
+        tools.append("iperf3")
+    dccp = any(m["transport"] == "dccp" for sc in scenarios for r in sc.runs()
+               for m in r.config["media"])
+    problem = _check_environment("run", tools, dccp)
     if problem:
         print(f"sbpn-lab: cannot run here: {problem}", file=sys.stderr)
         return 1
@@ -127,15 +128,9 @@ def _cmd_handshake(args):
         return _bad_input(f"--only: not a regular expression: {e}")
     except StopIteration:
         return _bad_input(f"--only: no run of {sc.name} matches {args.only!r}")
-    if os.geteuid() != 0:
-        print("sbpn-lab: cannot run here: it needs root (network namespaces): run it in "
-              "the VM (scripts/vm-run)", file=sys.stderr)
-        return 1
-    subprocess.run(["modprobe", "-a", "sch_netem", "sch_tbf", "veth", "dccp_ipv4"],
-                   capture_output=True)
-    if not os.path.isdir("/sys/module/dccp_ipv4"):
-        print("sbpn-lab: cannot run here: no DCCP in this kernel: run it in the VM",
-              file=sys.stderr)
+    problem = _check_environment("handshake", ["ip", "tc"], dccp=True)
+    if problem:
+        print(f"sbpn-lab: cannot run here: {problem}", file=sys.stderr)
         return 1
     from .handshake import measure, summary
     print(f"handshakes over the path of {sc.name}/{spec.id}, each in new namespaces:")

@@ -235,16 +235,12 @@ static inline void sbpn_measure_rtt(struct __test_metadata *_metadata,
 				    unsigned int rtt_ms)
 {
 	uint32_t got[SBPN_PROBES];
-	int n = 0, r = 1;
 
 	for (uint32_t i = 0; i < SBPN_PROBES; i++)
 		ASSERT_EQ(0, dt_send(c->cfd, SBPN_PROBE | i, 1, 0, 0, 0,
 				     MSG_DONTWAIT));
-	while (n < SBPN_PROBES && r > 0) {
-		r = dt_recv_tags(c->afd, got + n, SBPN_PROBES - n, SBPN_WAIT_MS);
-		n += r;
-	}
-	ASSERT_EQ(SBPN_PROBES, n);
+	ASSERT_EQ(SBPN_PROBES,
+		  dt_recv_tags(c->afd, got, SBPN_PROBES, SBPN_WAIT_MS));
 	dt_sleep_ms(rtt_ms + 200);
 }
 

@@ -7,9 +7,9 @@
  * of at least the path's 1 s, and expiry < now + RTT/2 for that packet.
  *
  * Behind a full CCID 2 window, once CCID 2 has measured the RTT, with
- * tx_qlen 3: X (due in 50 ms) expires,
- * G (no better than anything queued) is refused, C evicts the filler, and
- * a disconnect purges the three packets left.
+ * tx_qlen 3: X (due in 50 ms) expires, G (no better than anything queued)
+ * is refused, C evicts the filler, and a disconnect purges the three
+ * packets left.
  */
 #include "sbpn_test.h"
 
