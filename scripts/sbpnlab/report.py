@@ -11,7 +11,10 @@ rate X was below the audio rate, the differences to the baseline policy
 paired by seed, and audio loss against jitter-buffer size.  The same goes
 to summary.txt, summary.md and summary.csv (every metric, long form) and
 runs.csv (one row per run and flow) in the output directory, with the
-figures of sbpnlab.plots.  Result files of a newer format are refused.
+figures of sbpnlab.plots.  Comparisons that differ in one numeric sweep
+parameter get a sweep table too: on time per point and policy, and the
+paired differences to the baseline per point.  Result files of a newer
+format are refused.
 Definitions: Documentation/statistics.rst.  Needs the project's venv
 (scripts/venv.sh); the runner's command line imports this module only for
 `sbpn-lab report`.
@@ -101,7 +104,7 @@ def run(args):
                 [r for r in runs if r.dir in {x["dir"] for x in crows}])
     for (scenario, flow, param), points in sweeps(comparisons).items():
         title = f"{scenario} flow {flow}"
-        t, m = sweep_table(title, param, points)
+        t, m = sweep_table(title, param, points, args.baseline)
         text += t
         md += m
         if not args.no_figures:
@@ -231,9 +234,10 @@ def sweeps(comparisons):
     return out
 
 
-def sweep_table(title, param, points):
+def sweep_table(title, param, points, baseline):
     """(text lines, markdown lines): on-time fractions per sweep point and
-    policy, mean ±95 % CI over runs."""
+    policy, mean ±95 % CI over runs; then, per sweep point, each policy's
+    paired differences to the baseline."""
     order = stats.policies([r for _, _, rows in points for r in rows])
     head = [param] + [f"{p} {c[0]}" for p in order for c in stats.CLASSES]
     table = []
@@ -243,12 +247,29 @@ def sweep_table(title, param, points):
             for cls in stats.CLASSES:
                 s = stats.summary([r[f"{cls}.on_time_frac"] for r in rows
                                    if r["policy"] == p])
-                row.append("-" if s["n"] == 0 else
-                           f"{fmt(100 * s['mean'])} ±{fmt(100 * s['ci'])}")
+                row.append(mean_ci(s))
         table.append(row)
     note = (f"on time % against {param} (a: audio, v: video), mean ±95 % CI over runs")
-    return ([f"== {title}: sweep over {param}", note] + aligned(head, table) + [""],
-            [f"## {title}: sweep over {param}", "", note, ""] + markdown(head, table) + [""])
+    text = [f"== {title}: sweep over {param}", note] + aligned(head, table) + [""]
+    md = [f"## {title}: sweep over {param}", "", note, ""] + markdown(head, table) + [""]
+    others = [p for p in order if p != baseline]
+    if baseline not in order or not others:
+        return text, md
+    head = [param] + [f"{p} {c[0]}" for p in others for c in stats.CLASSES] + ["pairs"]
+    table = []
+    for _, label, rows in points:
+        row, pairs = [label], set()
+        for p in others:
+            for cls in stats.CLASSES:
+                s = stats.paired_policies(rows, baseline, p, f"{cls}.on_time_frac")
+                pairs.add(s["n"])
+                row.append(mean_ci(s))
+        table.append(row + ["/".join(str(n) for n in sorted(pairs))])
+    note = (f"differences to {baseline} against {param}, percentage points of on-time "
+            "packets, mean ±95 % CI over runs with the same seed")
+    text += [note] + aligned(head, table) + [""]
+    md += [note, ""] + markdown(head, table) + [""]
+    return text, md
 
 
 def key_title(key):
@@ -267,12 +288,16 @@ def cell(s, scale=100):
     """'71.2 ±3.1 (66.0/71.5/75.2)': mean ±95 % CI (min/median/max)."""
     if s["n"] == 0:
         return "-"
+    spread = "/".join(fmt(s[k] * scale) for k in ("min", "median", "max"))
+    return f"{mean_ci(s, scale)} ({spread})"
 
-    def num(x):
-        return fmt(x * scale)
 
-    ci = "" if math.isnan(s["ci"]) else f" ±{num(s['ci'])}"
-    return f"{num(s['mean'])}{ci} ({num(s['min'])}/{num(s['median'])}/{num(s['max'])})"
+def mean_ci(s, scale=100):
+    """'71.2 ±3.1': mean ±95 % CI; the mean alone for one run, "-" for none."""
+    if s["n"] == 0:
+        return "-"
+    ci = "" if math.isnan(s["ci"]) else f" ±{fmt(s['ci'] * scale)}"
+    return f"{fmt(s['mean'] * scale)}{ci}"
 
 
 def fmt(x, digits=1):

@@ -538,3 +538,12 @@ def paired(base, other):
     the same media schedule under two policies."""
     keys = sorted(set(base) & set(other))
     return summary([other[k] - base[k] for k in keys])
+
+
+def paired_policies(rows, baseline, policy, metric):
+    """paired() of metric between two policies' metric rows of one
+    comparison: policy - baseline."""
+    def by_key(p):
+        return {r["key"]: r[metric] for r in rows if r["policy"] == p}
+
+    return paired(by_key(baseline), by_key(policy))

@@ -453,6 +453,14 @@ def report_sweep():
     check([r[0] for r in rows] == ["500kbit", "1mbit", "2mbit"] and
           all(r[1:] == ["85.0", "±63.5", "100.0", "±0.0", "91.0", "±12.7", "100.0", "±0.0"]
               for r in rows), f"sweep table:\n" + "\n".join(lines[i:i + 6]))
+    # prio - simple, paired by seed: +10 and +2 points -> 6 ±12.706 * 5.657 / sqrt 2
+    j = lines.index("differences to simple against rate, percentage points of on-time "
+                    "packets, mean ±95 % CI over runs with the same seed")
+    rows = [x.split() for x in lines[j + 1:j + 5]]
+    check(rows[0] == ["rate", "prio", "a", "prio", "v", "pairs"] and
+          [r[0] for r in rows[1:]] == ["500kbit", "1mbit", "2mbit"] and
+          all(r[1:] == ["6.0", "±50.8", "0.0", "±0.0", "2"] for r in rows[1:]),
+          "paired sweep table:\n" + "\n".join(lines[j:j + 5]))
     check(os.path.getsize(os.path.join(out, "figures", "synthetic_flow_call-sweep.png"))
           > 5000, "sweep figure")
 
