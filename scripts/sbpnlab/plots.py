@@ -14,7 +14,8 @@ draw_comparison() writes figures/<slug>-<kind>.png and .svg for:
             rate, same runs as "rates" (those with a cc log).
 draw_sweep() writes figures/<slug>-sweep.png and .svg: audio and video on
 time against one swept parameter, a line per policy, mean with 95 %
-Student-t error bars.
+Student-t error bars, and below them each policy's differences to the
+baseline policy, paired by seed.
 """
 import os
 
@@ -183,30 +184,54 @@ def ccid3_series(picked, flow, title):
     return fig
 
 
-def draw_sweep(out, slug, title, param, points):
+def _sweep_line(ax, xs, summaries, label, colour, low=0, high=100):
+    """One policy's means of fractions, in percent, with their 95 %
+    intervals clipped to low-high."""
+    mean = np.array([v["mean"] * 100 for v in summaries])
+    ci = np.nan_to_num(np.array([v["ci"] * 100 for v in summaries]))
+    ax.errorbar(xs, mean, yerr=[np.minimum(ci, mean - low), np.minimum(ci, high - mean)],
+                marker="o", markersize=4, capsize=3, label=label, color=colour)
+
+
+def draw_sweep(out, slug, title, param, points, baseline):
     """points: [(x, label, rows)] in increasing x, rows of one comparison
-    each (stats.run_metrics()).  Returns the paths of the sweep figure."""
-    fig, axes = plt.subplots(1, len(stats.CLASSES), figsize=(10, 4), sharey=True)
+    each (stats.run_metrics()).  A second row of panels gives the other
+    policies' paired differences to baseline, if it ran.  Returns the paths
+    of the sweep figure."""
     order = stats.policies([r for _, _, rows in points for r in rows])
+    others = [p for p in order if p != baseline] if baseline in order else []
+    nrows = 2 if others else 1
+    fig, axes = plt.subplots(nrows, len(stats.CLASSES), figsize=(10, 4 * nrows),
+                             sharex=True, squeeze=False)
+    colours = {p: f"C{i}" for i, p in enumerate(order)}
     xs = np.array([x for x, _, _ in points], dtype=float)
-    for ax, cls in zip(axes, stats.CLASSES):
+    for col, cls in enumerate(stats.CLASSES):
+        m = f"{cls}.on_time_frac"
+        ax = axes[0][col]
         for p in order:
-            s = [stats.summary([r[f"{cls}.on_time_frac"] * 100 for r in rows
-                                if r["policy"] == p]) for _, _, rows in points]
-            mean = np.array([v["mean"] for v in s])
-            ci = np.nan_to_num(np.array([v["ci"] for v in s]))
-            ax.errorbar(xs, mean, yerr=[np.minimum(ci, mean), np.minimum(ci, 100 - mean)],
-                        marker="o", markersize=4, capsize=3, label=p)
+            _sweep_line(ax, xs, [stats.summary([r[m] for r in rows if r["policy"] == p])
+                                 for _, _, rows in points], p, colours[p])
+        ax.set_ylim(0, 102)
+        ax.set_title(f"{cls} on time")
+        if others:
+            ax = axes[1][col]
+            for p in others:
+                diffs = [stats.paired_policies(rows, baseline, p, m) for _, _, rows in points]
+                _sweep_line(ax, xs, diffs, f"{p} - {baseline}", colours[p], -100, 100)
+            ax.axhline(0, color="black", linewidth=0.8)
+            ax.set_title(f"{cls} on time: difference to {baseline}, paired by seed")
+    for ax in axes[-1]:
+        ax.set_xlabel(param)
+    for ax in axes.flat:
         if xs.min() > 0 and xs.max() / xs.min() > 4:
             ax.set_xscale("log")
         ax.set_xticks(xs, [label for _, label, _ in points], rotation=30)
         ax.minorticks_off()
-        ax.set_xlabel(param)
-        ax.set_ylim(0, 102)
-        ax.set_title(f"{cls} on time")
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("% of scheduled packets")
-    axes[-1].legend(fontsize=8, loc="lower right")
+        ax.legend(fontsize=8, loc="best")
+    axes[0][0].set_ylabel("% of scheduled packets")
+    if others:
+        axes[1][0].set_ylabel("percentage points")
     fig.suptitle(f"{title}: on time against {param}; mean and 95 % CI over runs",
                  fontsize=9)
     fig.tight_layout()

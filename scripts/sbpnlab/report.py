@@ -108,7 +108,8 @@ def run(args):
         text += t
         md += m
         if not args.no_figures:
-            figures += plots.draw_sweep(out, slug((scenario, (), flow)), title, param, points)
+            figures += plots.draw_sweep(out, slug((scenario, (), flow)), title, param, points,
+                                        args.baseline)
     print("\n".join(text))
     write(out, "summary.txt", "\n".join(text) + "\n")
     write(out, "summary.md", "\n".join(md) + "\n")

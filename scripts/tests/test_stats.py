@@ -435,8 +435,9 @@ def report_refuses_newer_format():
 
 @test
 def report_sweep():
-    """Three rates (given out of order) x two policies x two seeds: one
-    sweep table in increasing rate and a sweep figure."""
+    """Three rates (given out of order) x two policies x two seeds: a sweep
+    table in increasing rate, one of differences to the baseline, and a
+    sweep figure with both."""
     camp = os.path.join(TMP, "sweep")
     for rate in ("2mbit", "500kbit", "1mbit"):
         for p in ON_TIME:
@@ -463,6 +464,10 @@ def report_sweep():
           "paired sweep table:\n" + "\n".join(lines[j:j + 5]))
     check(os.path.getsize(os.path.join(out, "figures", "synthetic_flow_call-sweep.png"))
           > 5000, "sweep figure")
+    with open(os.path.join(out, "figures", "synthetic_flow_call-sweep.svg")) as f:
+        svg = f.read()
+    check(all(f"<!-- {c} on time: difference to simple, paired by seed -->" in svg
+              for c in ("audio", "video")), "sweep figure has the paired panels")
 
 
 @test
