@@ -319,7 +319,7 @@ def comparison_tables(key, rows, baseline, buffer_ms):
                  for p, rs in by_policy.items() for m in metrics}
     title = key_title(key)
     tables = [main_table(by_policy, summaries),
-              paired_table(by_policy, baseline, summaries),
+              paired_table(rows, baseline, summaries),
               jitter_table(by_policy, summaries, buffer_ms),
               ipdv_table(by_policy),
               where_table(by_policy, summaries),
@@ -345,23 +345,20 @@ def main_table(by_policy, summaries):
             head, table)
 
 
-def paired_table(by_policy, baseline, summaries):
+def paired_table(rows, baseline, summaries):
     """Differences to the baseline of runs with the same seed (the same media
     schedule); the summaries are added to summaries as paired_<metric>."""
-    base = {r["key"]: r for r in by_policy.get(baseline, [])}
-    if not base:
+    if not any(r["policy"] == baseline for r in rows):
         return f"no run of the baseline policy '{baseline}': no paired differences", [], []
     columns = MAIN_COLUMNS[::2]          # the on-time fractions
     head = ["policy", "pairs"] + [f"Δ {label[:-2]} pp" for _, _, label in columns]
     table = []
-    for p, rs in by_policy.items():
+    for p in stats.policies(rows):
         if p == baseline:
             continue
-        other = {r["key"]: r for r in rs}
         row = [p, ""]
         for cls, m, _ in columns:
-            s = stats.paired({k: v[f"{cls}.{m}"] for k, v in base.items()},
-                             {k: v[f"{cls}.{m}"] for k, v in other.items()})
+            s = stats.paired_policies(rows, baseline, p, f"{cls}.{m}")
             summaries[p, f"paired_{cls}.{m}"] = s
             row[1] = str(s["n"])
             row.append(cell(s))
