@@ -108,4 +108,41 @@ TEST_F(full, admission)
 	EXPECT_EQ(SBPN_PROBES + fill + 3, s.sent);
 }
 
+/*
+ * A new packet that is already expired (due before now + RTT/2) is refused
+ * on a full queue, even with the highest priority: it must not evict F,
+ * which can still arrive in time, only to be discarded at dequeue itself.
+ */
+TEST_F(full, expired_new)
+{
+	uint32_t want[40], got[SBPN_MAX_TAGS];
+	int fd = self->c.cfd, fill, n_want, n_got;
+	struct dccp_qpolicy_stats s;
+
+	fill = sbpn_block(_metadata, &self->c, 0);
+	ASSERT_EQ(0, dt_send(fd, A, 1, 2, 1, sbpn_in_ms(10000), MSG_DONTWAIT));
+	ASSERT_EQ(0, dt_send(fd, B, 1, 1, 1, sbpn_in_ms(10000), MSG_DONTWAIT));
+	ASSERT_EQ(0, dt_send(fd, C, 1, 1, 1, sbpn_in_ms(20000), MSG_DONTWAIT));
+	expect_counts(_metadata, fd, "full: F A B C", 0, 0, 0);
+
+	/* due in 100 ms, RTT/2 >= 500 ms: expired on arrival */
+	EXPECT_EQ(-EAGAIN, dt_send(fd, Q, 1, 3, 1, sbpn_in_ms(100), MSG_DONTWAIT));
+	expect_counts(_metadata, fd, "expired Q refused", 1, 0, 0);
+	/* so is one that would otherwise evict C, the last of its band */
+	EXPECT_EQ(-EAGAIN, dt_send(fd, R, 1, 1, 1, sbpn_in_ms(100), MSG_DONTWAIT));
+	expect_counts(_metadata, fd, "expired R refused", 2, 0, 0);
+
+	n_want = sbpn_fillers(want, fill - 1);
+	want[n_want++] = A;
+	want[n_want++] = B;
+	want[n_want++] = C;
+	want[n_want++] = SBPN_FILLER | (fill - 1);
+	s = sbpn_drain(_metadata, fd);
+	n_got = sbpn_recv(self->c.afd, got, n_want, 1);
+	sbpn_expect_tags(_metadata, got, n_got, want, n_want);
+	sbpn_stats_log(_metadata, "drained", &s);
+	sbpn_check_invariant(_metadata, &s);
+	EXPECT_EQ(SBPN_PROBES + fill + 3, s.sent);
+}
+
 TEST_HARNESS_MAIN

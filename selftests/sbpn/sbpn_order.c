@@ -135,4 +135,38 @@ TEST_F(order, random)
 	run_order(_metadata, &self->c, p, N_RANDOM);
 }
 
+/*
+ * An expiry of 0, and one of 2^63 - 1 ns or more (UINT64_MAX included),
+ * mean "never", as if no DCCP_SCM_EXPIRY had been given: such packets
+ * neither expire nor sort before packets without an expiry.
+ */
+TEST_F(order, never_values)
+{
+	static const uint64_t never[] = { 0, INT64_MAX, UINT64_MAX };
+	uint32_t got[SBPN_MAX_TAGS], want[5];
+	int fd = self->c.cfd, n = 0, n_got, fillers;
+	struct dccp_qpolicy_stats s;
+
+	fillers = sbpn_block(_metadata, &self->c, 0);
+	ASSERT_EQ(0, dt_send(fd, n++, 1, 1, 0, 0, MSG_DONTWAIT));
+	for (unsigned int i = 0; i < ARRAY_SIZE(never); i++)
+		ASSERT_EQ(0, dt_send(fd, n++, 1, 1, 1, never[i], MSG_DONTWAIT));
+	ASSERT_EQ(0, dt_send(fd, n++, 1, 1, 1, sbpn_in_ms(10000), MSG_DONTWAIT));
+	s = sbpn_stats(_metadata, fd);
+	ASSERT_EQ(n + 1, s.qlen);
+
+	/* the one real deadline first, then the others in sendmsg() order */
+	want[0] = n - 1;
+	for (int i = 0; i < n - 1; i++)
+		want[i + 1] = i;
+	n_got = sbpn_recv(self->c.afd, got, n, 0);
+	sbpn_expect_tags(_metadata, got, n_got, want, n);
+
+	s = sbpn_drain(_metadata, fd);
+	sbpn_stats_log(_metadata, "sender", &s);
+	EXPECT_EQ(fillers + n, s.sent);
+	EXPECT_EQ(0, s.expired + s.evicted + s.refused + s.expired_sent);
+	sbpn_check_invariant(_metadata, &s);
+}
+
 TEST_HARNESS_MAIN
