@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DCCP_SOCKOPT_QPOLICY_NOTIFY: a packet the policy discards after admitting
+ * it comes back on the error queue with its payload, an extended error of
+ * origin SO_EE_ORIGIN_TXTIME, errno ECANCELED, the reason as ee_code and
+ * the expiry in ee_data:ee_info; poll() reports EPOLLERR meanwhile.
+ *
+ * As in sbpn_full: tx_qlen 4 behind a full CCID 2 window on a path with a
+ * 1 s RTT.  D evicts the filler F; X (due in 700 ms) is found expired when
+ * R arrives 450 ms later.  Without the option nothing is queued.
+ */
+#include "sbpn_test.h"
+
+#include <linux/errqueue.h>
+#include <netinet/ip.h>
+
+SBPN_TOPOLOGY(NULL, NULL, "netem delay 1000ms limit 10000", NULL)
+
+FIXTURE(notify) {
+	struct sbpn_conn c;
+};
+
+FIXTURE_VARIANT(notify) {
+	int on;
+};
+
+FIXTURE_VARIANT_ADD(notify, on) { .on = 1 };
+FIXTURE_VARIANT_ADD(notify, off) { .on = 0 };
+
+FIXTURE_SETUP(notify)
+{
+	sbpn_connect(_metadata, &self->c, 1, 2, DCCPQ_POLICY_SBPN1, 4);
+	sbpn_measure_rtt(_metadata, &self->c, 1000);
+}
+
+FIXTURE_TEARDOWN(notify)
+{
+}
+
+enum { A = 1, B, D, R, X };	/* test packet tags */
+
+struct notice {
+	uint32_t tag;
+	struct sock_extended_err ee;
+};
+
+/* One notice from the error queue of @fd: 0, or -errno (-EAGAIN: none) */
+static int read_notice(int fd, struct notice *n)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct sock_extended_err) +
+				    sizeof(struct sockaddr_in))];
+		struct cmsghdr align;
+	} control;
+	char payload[DT_PAYLOAD];
+	struct iovec iov = { .iov_base = payload, .iov_len = sizeof(payload) };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = control.buf, .msg_controllen = sizeof(control.buf),
+	};
+	struct cmsghdr *cmsg;
+	ssize_t len;
+
+	len = recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT);
+	if (len < 0)
+		return -errno;
+	if (len != DT_PAYLOAD)
+		return -EBADMSG;
+	memcpy(&n->tag, payload, sizeof(n->tag));
+	for (cmsg = CMSG_FIRSTHDR(&msg); cmsg; cmsg = CMSG_NXTHDR(&msg, cmsg))
+		if (cmsg->cmsg_level == SOL_IP && cmsg->cmsg_type == IP_RECVERR) {
+			memcpy(&n->ee, CMSG_DATA(cmsg), sizeof(n->ee));
+			return 0;
+		}
+	return -ENOMSG;
+}
+
+static uint64_t notice_expiry(const struct notice *n)
+{
+	return (uint64_t)n->ee.ee_data << 32 | n->ee.ee_info;
+}
+
+TEST_F(notify, discarded_packets_come_back)
+{
+	struct pollfd p = { .fd = self->c.cfd, .events = 0 };
+	uint32_t want[40], got[SBPN_MAX_TAGS];
+	int fd = self->c.cfd, fill, n_want, n_got, val;
+	socklen_t len = sizeof(val);
+	struct dccp_qpolicy_stats s;
+	struct notice n;
+	uint64_t t_x;
+
+	ASSERT_EQ(0, getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_NOTIFY, &val, &len));
+	ASSERT_EQ(0, val);
+	ASSERT_EQ(-1, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_NOTIFY, 2));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_NOTIFY, variant->on));
+	ASSERT_EQ(0, getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_NOTIFY, &val, &len));
+	ASSERT_EQ(variant->on, val);
+
+	fill = sbpn_block(_metadata, &self->c, 0);
+	t_x = dt_now_ns() + 700 * NSEC_PER_MSEC;
+	ASSERT_EQ(0, dt_send(fd, A, 1, 2, 1, sbpn_in_ms(10000), MSG_DONTWAIT));
+	ASSERT_EQ(0, dt_send(fd, X, 1, 1, 1, t_x, MSG_DONTWAIT));
+	ASSERT_EQ(0, dt_send(fd, B, 1, 1, 1, sbpn_in_ms(10000), MSG_DONTWAIT));
+	EXPECT_EQ(-EAGAIN, read_notice(fd, &n));
+	ASSERT_EQ(0, poll(&p, 1, 0));
+
+	/* D evicts F; 450 ms later X is expired and makes room for R */
+	ASSERT_EQ(0, dt_send(fd, D, 1, 1, 1, sbpn_in_ms(5000), MSG_DONTWAIT));
+	dt_sleep_ms(450);
+	ASSERT_EQ(0, dt_send(fd, R, 1, 0, 0, 0, MSG_DONTWAIT));
+	s = sbpn_stats(_metadata, fd);
+	sbpn_stats_log(_metadata, "after R", &s);
+	EXPECT_EQ(1, s.evicted);
+	EXPECT_EQ(1, s.expired);
+
+	if (variant->on) {
+		ASSERT_EQ(1, poll(&p, 1, 0));
+		EXPECT_TRUE(p.revents & POLLERR);
+
+		ASSERT_EQ(0, read_notice(fd, &n));
+		EXPECT_EQ(SBPN_FILLER | (fill - 1), n.tag);
+		EXPECT_EQ(SO_EE_ORIGIN_TXTIME, n.ee.ee_origin);
+		EXPECT_EQ(ECANCELED, n.ee.ee_errno);
+		EXPECT_EQ(DCCP_QPOLICY_EE_EVICTED, n.ee.ee_code);
+		EXPECT_EQ(0, notice_expiry(&n));
+
+		ASSERT_EQ(0, read_notice(fd, &n));
+		EXPECT_EQ(X, n.tag);
+		EXPECT_EQ(SO_EE_ORIGIN_TXTIME, n.ee.ee_origin);
+		EXPECT_EQ(ECANCELED, n.ee.ee_errno);
+		EXPECT_EQ(DCCP_QPOLICY_EE_EXPIRED, n.ee.ee_code);
+		EXPECT_EQ(SO_EE_CODE_TXTIME_MISSED, n.ee.ee_code);
+		EXPECT_EQ(t_x, notice_expiry(&n));
+	}
+	EXPECT_EQ(-EAGAIN, read_notice(fd, &n));
+	p.revents = 0;
+	EXPECT_EQ(0, poll(&p, 1, 0));
+
+	n_want = sbpn_fillers(want, fill - 1);
+	want[n_want++] = A;
+	want[n_want++] = D;
+	want[n_want++] = B;
+	want[n_want++] = R;
+	s = sbpn_drain(_metadata, fd);
+	n_got = sbpn_recv(self->c.afd, got, n_want, 1);
+	sbpn_expect_tags(_metadata, got, n_got, want, n_want);
+	sbpn_check_invariant(_metadata, &s);
+}
+
+TEST_HARNESS_MAIN
