@@ -379,7 +379,7 @@ def jitter_table(by_policy, summaries, buffer_ms):
 
 def where_table(by_policy, summaries):
     """Where the packets went and how the link was shared (means over runs)."""
-    head = ["policy", "refused %", "expired", "evicted", "reordered", "Jain",
+    head = ["policy", "refused %", "expired", "evicted", "notices", "reordered", "Jain",
             "utilisation %"]
     table = []
     for p, rs in by_policy.items():
@@ -387,13 +387,16 @@ def where_table(by_policy, summaries):
         accepted = sum(r[f"{c}.accepted"] for r in rs for c in stats.CLASSES)
         # A kernel without the counters gives none: "-".
         mean = {m: summaries.get((p, m), {"mean": math.nan})["mean"] for m in
-                ("qpolicy_expired", "qpolicy_evicted", "reordered", "jain", "utilisation")}
+                ("qpolicy_expired", "qpolicy_evicted", "notices", "reordered", "jain",
+                 "utilisation")}
         table.append([p, fmt(100 * (1 - accepted / scheduled)), fmt(mean["qpolicy_expired"]),
-                      fmt(mean["qpolicy_evicted"]), fmt(mean["reordered"]),
+                      fmt(mean["qpolicy_evicted"]), fmt(mean["notices"]), fmt(mean["reordered"]),
                       fmt(mean["jain"], 2), fmt(100 * mean["utilisation"])])
     return ("refused: packets sendmsg() did not accept (EAGAIN), after warm-up; expired, "
             "evicted (in the sender's kernel queue) and reordered: packets per run, whole "
-            "call; Jain and utilisation: over the call's window", head, table)
+            "call; notices: the drop notices the sender read from its error queue, which "
+            "must equal expired + evicted (+ CCID errors) unless the queue overflowed; "
+            "Jain and utilisation: over the call's window", head, table)
 
 
 def rate_table(by_policy, summaries):

@@ -184,7 +184,8 @@ def _media_argv(m, i, seed, duration, workdir):
     if m["transport"] == "dccp":
         recv += ["--ccid", str(m["ccid"])]
         send += ["--policy", m["policy"], "--ccid", str(m["ccid"]),
-                 "--tx-qlen", str(m["tx_qlen"]), "--cc-log", base + ".cc.log"]
+                 "--tx-qlen", str(m["tx_qlen"]), "--cc-log", base + ".cc.log",
+                 "--notices", base + ".notices.rec"]
         if m["faster_restart"] and m["ccid"] == 3:
             send += ["--faster-restart"]
     return recv, send
@@ -461,6 +462,16 @@ def _collect(spec, run_dir, meta, procs):
                                                 3)
         meta["media"][m["name"]] = entry
         q = {k: v for k, v in entry.get("send", {}).items() if k.startswith("qpolicy_")}
+        # The drop notices the sender read, next to the counters they must
+        # match (fewer only if the error queue overflowed).
+        if m["transport"] == "dccp":
+            path = base + ".notices.rec"
+            notices = read_trailer(path) if os.path.exists(path) else {}
+            if notices.get("complete") != "1":
+                problems.append(f"media-{m['name']}.notices.rec is missing or not complete")
+            elif q:
+                q["notices"] = str(sum(int(notices.get(r, 0))
+                                       for r in ("expired", "evicted", "ccid_err")))
         if q:
             meta["qpolicy"][m["name"]] = q
     n = sum(g["flows"] for g in spec.config["tcp"])

@@ -294,7 +294,7 @@ def write_run(camp, policy, seed, status="complete", rate=None, fr=None, on_time
                        "link": {"rate": "1mbit"}, "media": [media],
                        "tcp": [{"flows": 1, "direction": "forward"}]},
             "link": {"initial_rate": "1mbit", "changes": [[2.0, "500kbit"]]},
-            "tcp": [{"started_s": 0.5}], "qpolicy": {"call": {"qpolicy_expired": "4"}}}
+            "tcp": [{"started_s": 0.5}], "qpolicy": {"call": {"qpolicy_expired": "4", "notices": "3"}}}
     with open(os.path.join(d, "meta.json"), "w") as f:
         json.dump(meta, f)
     return d
@@ -391,10 +391,10 @@ def report_tables():
     check("simple  audio  -220.0  0.0  0.0  0.0  0.0  0.0  0.0  0.0" in text,
           f"pooled IPDV:\n{text}")
     # Where packets went: nothing refused, 4 expired (meta.json), no
-    # eviction counter, nothing reordered.
+    # eviction counter, 3 drop notices, nothing reordered.
     lines = text.splitlines()
     where = lines[lines.index(next(x for x in lines if x.startswith("policy  refused %"))) + 1]
-    check(where.split()[:5] == ["simple", "0.0", "4.0", "-", "0.0"], f"where: {where}")
+    check(where.split()[:6] == ["simple", "0.0", "4.0", "-", "3.0", "0.0"], f"where: {where}")
     for run_id, why in (("policy=sbpn1,rep=01", "failed: media-call.send exited 1"),
                         ("policy=sbpn2,rep=01", "unreadable"),
                         ("policy=sbpn3,rep=01", "not run"),

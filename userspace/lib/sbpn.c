@@ -4,9 +4,11 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <linux/dccp.h>
+#include <linux/errqueue.h>
 
 #include "config.h"
 #include "sbpn.h"
@@ -225,6 +227,11 @@ int sbpn_get_qstats(int fd, struct sbpn_qstats *st)
 	st->purged = k.purged;
 	st->ccid_err = k.ccid_err;
 	st->qlen = k.qlen;
+#ifdef HAVE_QPOLICY_STATS_XMIT_ERR
+	st->xmit_err = k.xmit_err;
+#else
+	st->xmit_err = 0;
+#endif
 	return 0;
 #else
 	(void)fd;
@@ -250,4 +257,84 @@ int sbpn_get_tx_info(int fd, struct sbpn_tx_info *ti)
 	ti->rto_us = k.tfrctx_rto;
 	ti->ipi_us = k.tfrctx_ipi;
 	return 0;
+}
+
+const char *sbpn_drop_reason_name(enum sbpn_drop_reason r)
+{
+	static const char *const names[SBPN_DROP_COUNT] = {
+		[SBPN_DROP_EXPIRED] = "expired",
+		[SBPN_DROP_EVICTED] = "evicted",
+		[SBPN_DROP_CCID_ERR] = "ccid_err",
+	};
+
+	return r < SBPN_DROP_COUNT ? names[r] : "?";
+}
+
+int sbpn_set_notify(int fd, int on)
+{
+#ifdef HAVE_DCCP_SOCKOPT_QPOLICY_NOTIFY
+	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_NOTIFY, &on, sizeof(on));
+#else
+	(void)fd;
+	(void)on;
+	errno = EOPNOTSUPP;
+	return -1;
+#endif
+}
+
+int sbpn_read_notice(int fd, void *buf, size_t cap, struct sbpn_notice *n)
+{
+#ifdef HAVE_DCCP_SOCKOPT_QPOLICY_NOTIFY
+	union {
+		char buf[CMSG_SPACE(sizeof(struct sock_extended_err) +
+				    sizeof(struct sockaddr_in6))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { .iov_base = buf, .iov_len = cap };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = control.buf, .msg_controllen = sizeof(control.buf),
+	};
+	struct sock_extended_err ee;
+	struct cmsghdr *cm;
+	ssize_t len;
+
+	len = recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT);
+	if (len < 0)
+		return errno == EAGAIN ? 0 : -1;
+	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+		if (!((cm->cmsg_level == SOL_IP && cm->cmsg_type == IP_RECVERR) ||
+		      (cm->cmsg_level == SOL_IPV6 && cm->cmsg_type == IPV6_RECVERR)))
+			continue;
+		memcpy(&ee, CMSG_DATA(cm), sizeof(ee));
+		if (ee.ee_origin != SO_EE_ORIGIN_TXTIME || ee.ee_errno != ECANCELED)
+			break;
+		switch (ee.ee_code) {
+		case DCCP_QPOLICY_EE_EXPIRED:
+			n->reason = SBPN_DROP_EXPIRED;
+			break;
+		case DCCP_QPOLICY_EE_EVICTED:
+			n->reason = SBPN_DROP_EVICTED;
+			break;
+		case DCCP_QPOLICY_EE_CCID_ERR:
+			n->reason = SBPN_DROP_CCID_ERR;
+			break;
+		default:
+			errno = EBADMSG;
+			return -1;
+		}
+		n->expiry_ns = (uint64_t)ee.ee_data << 32 | ee.ee_info;
+		n->len = (size_t)len;
+		return 1;
+	}
+	errno = EBADMSG;
+	return -1;
+#else
+	(void)fd;
+	(void)buf;
+	(void)cap;
+	(void)n;
+	errno = EOPNOTSUPP;
+	return -1;
+#endif
 }

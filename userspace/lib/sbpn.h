@@ -51,6 +51,22 @@ struct sbpn_qstats {
 	uint64_t queued, sent, expired, expired_sent, evicted, refused, purged,
 		 ccid_err;
 	uint64_t qlen;	/* packets queued when the counters were read */
+	uint64_t xmit_err;	/* of sent, dropped by the local network layer */
+};
+
+/* Why the kernel discarded a packet it had admitted (a drop notice). */
+enum sbpn_drop_reason {
+	SBPN_DROP_EXPIRED,
+	SBPN_DROP_EVICTED,
+	SBPN_DROP_CCID_ERR,
+	SBPN_DROP_COUNT
+};
+
+/* One drop notice from the socket's error queue. */
+struct sbpn_notice {
+	enum sbpn_drop_reason reason;
+	uint64_t expiry_ns;	/* the packet's expiry, 0 for none */
+	size_t len;		/* payload bytes copied into the caller's buffer */
 };
 
 /* CCID3 sender state in plain units (converted from struct tfrc_tx_info). */
@@ -93,6 +109,18 @@ int sbpn_get_tx_ccid(int fd, int *ccid);
  */
 int sbpn_set_faster_restart(int fd, int on);
 int sbpn_get_faster_restart(int fd, int *on);
+
+/*
+ * Drop notices (DCCP_SOCKOPT_QPOLICY_NOTIFY): each packet the queueing
+ * policy discards after admitting it comes back on the error queue with
+ * its payload.  sbpn_set_notify: ENOPROTOOPT when the kernel lacks it,
+ * EOPNOTSUPP when this build's header does.  sbpn_read_notice reads one
+ * without blocking into buf (cap bytes): 1 and *n filled, 0 when there is
+ * none, -1 and errno on error (EBADMSG: not a drop notice).
+ */
+const char *sbpn_drop_reason_name(enum sbpn_drop_reason r);
+int sbpn_set_notify(int fd, int on);
+int sbpn_read_notice(int fd, void *buf, size_t cap, struct sbpn_notice *n);
 
 /*
  * Send one datagram.  cmsgs (SBPN_CMSG_*) says which of prio and

@@ -11,7 +11,9 @@
  *     said; EAGAIN (queue full) drops the packet, as the paper's application
  *     did; the trailer has the counts, how late the sends were against the
  *     schedule (p50/p99/max) and, last, "complete: 1" on a normal end only;
- *   - --cc-log samples CCID3's state and the qpolicy counters.
+ *   - --cc-log samples CCID3's state and the qpolicy counters;
+ *   - --notices records each packet the kernel's policy discarded after
+ *     admitting it, from the socket's error queue (DCCP drop notices).
  * Exit: 0 ok, 1 runtime failure or signal, 2 usage or input error.
  */
 #define _GNU_SOURCE
@@ -39,7 +41,7 @@
 
 static struct {
 	enum transport transport;
-	const char *to, *out, *flow, *model_path, *trace_path, *cc_log;
+	const char *to, *out, *flow, *model_path, *trace_path, *cc_log, *notices;
 	const char *source;
 	int policy, ccid;
 	long tx_qlen;			/* -1: kernel default */
@@ -81,6 +83,8 @@ static void usage(FILE *f)
 "  --silence-suppression  no audio during quiet phases of the call pattern\n"
 "  --cc-log FILE          sample CCID state and qpolicy counters (DCCP only)\n"
 "  --cc-interval-ms MS    sampling interval of --cc-log (default 100)\n"
+"  --notices FILE         record the kernel's drop notices (DCCP_SOCKOPT_QPOLICY_NOTIFY):\n"
+"                         each packet expired, evicted or dropped on a CCID error\n"
 "  --linger-ms MS         wait after the last packet before closing (default 1000)\n"
 "  --dry-run              write the schedule's records without a socket (result dry)\n"
 "  --stats                print the schedule's packet and bit rates with header\n"
@@ -128,7 +132,8 @@ static void parse_args(int argc, char **argv)
 {
 	enum { O_TRANSPORT = 256, O_TO, O_OUT, O_FLOW, O_FLOWID, O_SOURCE, O_MODEL,
 	       O_TRACE, O_DURATION, O_SEED, O_POLICY, O_CCID, O_QLEN, O_LIFE,
-	       O_SILENCE, O_CCLOG, O_CCINT, O_LINGER, O_DRY, O_STATS, O_FR, O_HELP };
+	       O_SILENCE, O_CCLOG, O_CCINT, O_LINGER, O_DRY, O_STATS, O_FR, O_NOTICES,
+	       O_HELP };
 	static const struct option opts[] = {
 		{ "transport", required_argument, 0, O_TRANSPORT },
 		{ "to", required_argument, 0, O_TO },
@@ -148,6 +153,7 @@ static void parse_args(int argc, char **argv)
 		{ "silence-suppression", no_argument, 0, O_SILENCE },
 		{ "cc-log", required_argument, 0, O_CCLOG },
 		{ "cc-interval-ms", required_argument, 0, O_CCINT },
+		{ "notices", required_argument, 0, O_NOTICES },
 		{ "linger-ms", required_argument, 0, O_LINGER },
 		{ "dry-run", no_argument, 0, O_DRY },
 		{ "stats", no_argument, 0, O_STATS },
@@ -194,6 +200,7 @@ static void parse_args(int argc, char **argv)
 		case O_SILENCE: cfg.silence = true; break;
 		case O_FR: cfg.faster_restart = true; break;
 		case O_CCLOG: cfg.cc_log = optarg; break;
+		case O_NOTICES: cfg.notices = optarg; break;
 		case O_CCINT:
 			cfg.cc_interval_ms = parse_uint_opt("--cc-interval-ms", optarg, 3600000);
 			if (!cfg.cc_interval_ms)
@@ -220,12 +227,12 @@ static void parse_args(int argc, char **argv)
 		die_usage("%s", "--trace FILE goes with --source trace, and only with it");
 	if (cfg.transport != TR_DCCP &&
 	    (cfg.policy != SBPN_POLICY_SIMPLE || cfg.tx_qlen >= 0 || cfg.cc_log ||
-	     cfg.faster_restart))
-		die_usage("--policy, --tx-qlen, --faster-restart and --cc-log need --transport dccp "
-			  "(transport is %s)",
+	     cfg.faster_restart || cfg.notices))
+		die_usage("--policy, --tx-qlen, --faster-restart, --cc-log and --notices need "
+			  "--transport dccp (transport is %s)",
 			  transport_name(cfg.transport));
-	if (cfg.cc_log && cfg.dry_run)
-		die_usage("%s", "--cc-log needs a connection, not --dry-run");
+	if ((cfg.cc_log || cfg.notices) && cfg.dry_run)
+		die_usage("%s", "--cc-log and --notices need a connection, not --dry-run");
 	if (cfg.policy >= SBPN_POLICY_SBPN1 && !sbpn_policy_built(cfg.policy)) {
 		fprintf(stderr, "sbpn-send: --policy %s: this program was built against a linux/dccp.h "
 			"without the SBPN policies (stock header); run 'make' at the top level to "
@@ -337,6 +344,11 @@ static int open_socket(void)
 			fprintf(stderr, "sbpn-send: --tx-qlen %ld: %s\n", cfg.tx_qlen, strerror(errno));
 			exit(EXIT_RUNTIME);
 		}
+		if (cfg.notices && sbpn_set_notify(fd, 1)) {
+			fprintf(stderr, "sbpn-send: --notices: setsockopt(DCCP_SOCKOPT_QPOLICY_NOTIFY): "
+				"%s (needs this project's DCCP modules and header)\n", strerror(errno));
+			exit(EXIT_RUNTIME);
+		}
 		if (cfg.faster_restart && sbpn_set_faster_restart(fd, 1)) {
 			fprintf(stderr, "sbpn-send: --faster-restart: setsockopt(DCCP_SOCKOPT_FASTER_RESTART): "
 				"%s (needs this project's DCCP modules)\n", strerror(errno));
@@ -437,6 +449,53 @@ static void cc_sample(int fd)
 	else
 		fputs("\t-\t-\t-\t-\t-\t-\t-\t-\t-", cclog.f);
 	fputc('\n', cclog.f);
+}
+
+/* ---- the drop notices ------------------------------------------------ */
+
+static struct recfile notices;
+static size_t n_notices[SBPN_DROP_COUNT];
+
+static void notices_open(uint64_t start_ns, const char *kernel)
+{
+	notices.path = cfg.notices;
+	notices.f = fopen(cfg.notices, "w");
+	if (!notices.f) {
+		fprintf(stderr, "sbpn-send: --notices %s: %s\n", cfg.notices, strerror(errno));
+		exit(EXIT_RUNTIME);
+	}
+	fputs("# sbpn-notices 1\n", notices.f);
+	rec_meta(&notices, "role", "send");
+	rec_meta(&notices, "flow", "%s", cfg.flow);
+	rec_meta(&notices, "transport", "dccp");
+	rec_meta(&notices, "tool", "sbpn-send %s", SBPN_TOOL_VERSION);
+	rec_meta(&notices, "kernel", "%s", kernel);
+	rec_meta(&notices, "clock", "CLOCK_MONOTONIC");
+	rec_meta(&notices, "start_ns", "%llu", (unsigned long long)start_ns);
+	rec_meta(&notices, "policy", "%s", sbpn_policy_name(cfg.policy));
+	rec_columns(&notices, "seq\tclass\treason\texpiry_ns\tnotice_ns");
+}
+
+/* Record every notice waiting on the error queue; -1 on a socket error. */
+static int notices_drain(int fd, unsigned char *buf)
+{
+	struct sbpn_notice n;
+	struct sbpn_hdr h;
+	int r;
+
+	while ((r = sbpn_read_notice(fd, buf, SBPN_MAX_PAYLOAD, &n)) == 1) {
+		if (hdr_decode(buf, n.len, &h)) {
+			fprintf(stderr, "sbpn-send: a drop notice without our payload header\n");
+			return -1;
+		}
+		fprintf(notices.f, "%u\t%s\t%s\t%llu\t%llu\n", h.seq, class_name(h.cls),
+			sbpn_drop_reason_name(n.reason), (unsigned long long)n.expiry_ns,
+			(unsigned long long)now_ns());
+		n_notices[n.reason]++;
+	}
+	if (r < 0)
+		fprintf(stderr, "sbpn-send: reading drop notices: %s\n", strerror(errno));
+	return r;
 }
 
 /* Sleep until abs, taking the CCID samples that fall due before it. */
@@ -565,6 +624,8 @@ int main(int argc, char **argv)
 
 	if (cfg.cc_log)
 		cc_open(start, kernel);
+	if (cfg.notices)
+		notices_open(start, kernel);
 	next_cc = start;
 	for (size_t i = 0; i < s.n && !fatal; ) {
 		uint64_t t = s.p[i].t_ns;
@@ -622,6 +683,8 @@ int main(int argc, char **argv)
 			if (fatal)
 				break;
 		}
+		if (notices.f && notices_drain(fd, buf) < 0)
+			fatal = true;
 	}
 
 	if (!cfg.dry_run && !stop_signal && !fatal) {
@@ -643,6 +706,9 @@ int main(int argc, char **argv)
 			wait_until(fd, end, &next_cc);
 		}
 	}
+	/* what expired while the queue drained during the linger */
+	if (notices.f && !stop_signal && !fatal && notices_drain(fd, buf) < 0)
+		fatal = true;
 
 	sort_i64(late, nlate);
 	sort_i64(wake, nwake);
@@ -671,6 +737,7 @@ int main(int argc, char **argv)
 			rec_trailer(&rec, "qpolicy_purged", "%llu", (unsigned long long)q.purged);
 			rec_trailer(&rec, "qpolicy_ccid_err", "%llu", (unsigned long long)q.ccid_err);
 			rec_trailer(&rec, "qpolicy_qlen", "%llu", (unsigned long long)q.qlen);
+			rec_trailer(&rec, "qpolicy_xmit_err", "%llu", (unsigned long long)q.xmit_err);
 		}
 		fprintf(stderr, "sbpn-send: %s %s: %zu scheduled, %zu ok, %zu EAGAIN, %zu other errors; "
 			"lateness p50 %.1f us, p99 %.1f us, max %.1f us (wake-ups: p50 %.1f, p99 %.1f, max %.1f us)\n", cfg.flow,
@@ -694,6 +761,14 @@ int main(int argc, char **argv)
 		if (!rc)
 			rec_trailer(&cclog, "complete", "1");
 		if (rec_close(&cclog))
+			rc = EXIT_RUNTIME;
+	}
+	if (notices.f) {
+		for (int r = 0; r < SBPN_DROP_COUNT; r++)
+			rec_trailer(&notices, sbpn_drop_reason_name(r), "%zu", n_notices[r]);
+		if (!rc)
+			rec_trailer(&notices, "complete", "1");
+		if (rec_close(&notices))
 			rc = EXIT_RUNTIME;
 	}
 	if (fd >= 0) {

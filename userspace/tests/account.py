@@ -2,20 +2,51 @@
 # SPDX-License-Identifier: GPL-2.0
 """Check that every packet a sender scheduled is accounted for.
 
-usage: account.py SEND.tsv RECV.tsv [--expect-loss] [--no-loss]
+usage: account.py SEND.tsv RECV.tsv [NOTICES.tsv] [--expect-loss] [--no-loss]
+                  [--expect-notices]
 
 Each scheduled packet must be exactly one of: received, lost (result ok,
 no receiver line), dropped (EAGAIN) or failed (other errno).  Every
 receiver line must match a sent packet (same seq, class, size, sent_ns).
 Both files must be complete.  --no-loss: lost must be 0;
---expect-loss: lost must be > 0.  Prints one summary line; exit 1 on any
-violation.
+--expect-loss: lost must be > 0.  With the sender's drop notices
+(sbpn-send --notices), each notice must name a packet sendmsg() accepted
+that never arrived, with its class and expiry, and there must be as many
+as the kernel's expired + evicted + ccid_err counters; --expect-notices:
+at least one.  Prints one summary line; exit 1 on any violation.
 """
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import records  # noqa: E402
+
+
+def check_notices(path, s, sent, got, errs):
+    """The drop notices against the send records and the kernel's counters;
+    returns how many there are."""
+    n = records.read(path, magic=records.NOTICES_FORMAT)
+    if n.columns != records.NOTICES_COLUMNS:
+        errs.append(f"notices columns {n.columns}")
+        return len(n.rows)
+    if not n.complete:
+        errs.append("notices file not complete")
+    for x in n.rows:
+        q = int(x["seq"])
+        p = sent.get(q)
+        if p is None or p["result"] != "ok":
+            errs.append(f"notice for seq {q}, which sendmsg() did not accept")
+        elif q in got:
+            errs.append(f"notice for seq {q}, which arrived")
+        elif x["class"] != p["class"]:
+            errs.append(f"notice for seq {q}: class {x['class']}, sent as {p['class']}")
+        elif s.meta.get("expiry_cmsg") == "1" and x["expiry_ns"] != p["expiry_ns"]:
+            errs.append(f"notice for seq {q}: expiry {x['expiry_ns']}, sent {p['expiry_ns']}")
+    t = s.trailer
+    counted = sum(int(t.get(f"qpolicy_{k}", 0)) for k in ("expired", "evicted", "ccid_err"))
+    if counted != len(n.rows):
+        errs.append(f"{len(n.rows)} notices, the kernel counted {counted} discarded")
+    return len(n.rows)
 
 
 def main():
@@ -65,9 +96,13 @@ def main():
         errs.append("no packet lost although the path drops some")
     if not received:
         errs.append("nothing received")
+    notices = check_notices(args[2], s, sent, got, errs) if len(args) > 2 else None
+    if "--expect-notices" in flags and not notices:
+        errs.append("no drop notice although the queue must have dropped packets")
     t = s.trailer
     print(f"scheduled {len(sent)} received {received} lost {lost} eagain {eagain} "
-          f"failed {other} dup {dup} reordered {reordered}; lateness p50 "
+          f"failed {other} dup {dup} reordered {reordered}"
+          + (f" notices {notices}" if notices is not None else "") + "; lateness p50 "
           f"{int(t.get('lateness_p50_ns', 0)) / 1e3:.0f} us p99 "
           f"{int(t.get('lateness_p99_ns', 0)) / 1e3:.0f} us max "
           f"{int(t.get('lateness_max_ns', 0)) / 1e3:.0f} us")

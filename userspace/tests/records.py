@@ -13,6 +13,8 @@ FORMAT = "# sbpn-records 1"
 SEND_COLUMNS = ["seq", "class", "size", "prio", "planned_ns", "sent_ns",
                 "expiry_ns", "result"]
 RECV_COLUMNS = ["seq", "class", "size", "sent_ns", "recv_ns"]
+NOTICES_FORMAT = "# sbpn-notices 1"
+NOTICES_COLUMNS = ["seq", "class", "reason", "expiry_ns", "notice_ns"]
 
 
 class Records:

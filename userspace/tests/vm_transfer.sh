@@ -9,7 +9,11 @@
 # lost, or dropped with EAGAIN), that both record files are complete, and
 # that received packets match what was sent.  One case has netem loss on
 # A's egress so "lost" is exercised; UDP and TCP cases must lose nothing.
-# DCCP senders must record the Faster Restart setting they asked for.
+# DCCP senders must record the Faster Restart setting they asked for.  SBPN
+# senders record the kernel's drop notices (--notices): each must name a
+# packet that was accepted and never arrived, and they must add up to the
+# kernel's counters; on the narrow path (150 kbit/s for a 374 kbit/s call,
+# tx_qlen 5) there must be some.
 # The sender's lateness p50/p99/max is printed for each case.
 #
 # KTAP output; exit 0 all passed, 1 a case failed, 4 skipped (no DCCP, or
@@ -69,6 +73,7 @@ CASES=(
 	"dccp-sbpn2|dccp|--policy sbpn2|3||"
 	"dccp-sbpn2-fr|dccp|--policy sbpn2 --faster-restart|3||"
 	"dccp-sbpn3-ccid2|dccp|--policy sbpn3 --ccid 2|2||"
+	"dccp-sbpn2-narrow|dccp|--policy sbpn2 --tx-qlen 5|3|--expect-notices|rate 150kbit"
 )
 echo "1..$((${#CASES[@]} + 2))"
 n=0
@@ -97,13 +102,17 @@ for c in "${CASES[@]}"; do
 	for _ in $(seq 100); do [ -e "$OUT/$name.ready" ] && break; sleep 0.05; done
 	extra=""
 	[ "$tr" = dccp ] && extra="--cc-log $OUT/$name.cc.tsv"
+	notices=""
+	[[ $opts == *sbpn* ]] && notices="$OUT/$name.notices.tsv"
+	[ -n "$notices" ] && extra="$extra --notices $notices"
 	ip netns exec "$A" "$BIN/sbpn-send" --transport "$tr" --to 10.77.0.2:$port \
 		--out "$OUT/$name.send.tsv" --flow "$name" --duration "$DUR" --seed $n \
 		$opts $extra 2>"$OUT/$name.send.err"
 	src=$?
 	wait $rpid
 	rrc=$?
-	summary=$(python3 "$TESTS/account.py" "$OUT/$name.send.tsv" "$OUT/$name.recv.tsv" $check 2>&1)
+	summary=$(python3 "$TESTS/account.py" "$OUT/$name.send.tsv" "$OUT/$name.recv.tsv" \
+		$notices $check 2>&1)
 	arc=$?
 	echo "$summary" | sed "s/^/# $name: /"
 	# the sender records the Faster Restart setting the kernel reports
@@ -116,7 +125,7 @@ for c in "${CASES[@]}"; do
 			arc=1
 		fi
 	fi
-	if [ -n "$extra" ]; then
+	if [ "$tr" = dccp ]; then
 		echo "# $name: cc-log $(grep -vc '^#' "$OUT/$name.cc.tsv") lines, last: $(grep -v '^#' "$OUT/$name.cc.tsv" | tail -1 | cut -f2-8)"
 	fi
 	if [ $src -eq 0 ] && [ $rrc -eq 0 ] && [ $arc -eq 0 ]; then
