@@ -60,8 +60,10 @@ modules: inputs
 # Userspace sees the patched uapi header, never a second copy of it.
 headers: modules
 	@mkdir -p $(BUILD)/include/linux
-	@cmp -s $(TREE)/include/uapi/linux/dccp.h $(BUILD)/include/linux/dccp.h || \
-		cp $(TREE)/include/uapi/linux/dccp.h $(BUILD)/include/linux/dccp.h
+	@for h in dccp.h inet_diag.h; do \
+		cmp -s $(TREE)/include/uapi/linux/$$h $(BUILD)/include/linux/$$h || \
+			cp $(TREE)/include/uapi/linux/$$h $(BUILD)/include/linux/$$h; \
+	done
 
 userspace: headers
 	@if [ -f userspace/Makefile ]; then $(MAKE) --no-print-directory -C userspace; fi

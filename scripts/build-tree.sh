@@ -28,6 +28,8 @@ NEW=$BUILD/tree.new
 PARTS=(
 	net/dccp
 	include/uapi/linux/dccp.h
+	include/uapi/linux/inet_diag.h
+	include/linux/inet_diag.h
 	include/linux/dccp.h
 	Documentation/networking/dccp.rst
 )

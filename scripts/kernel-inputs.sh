@@ -27,6 +27,8 @@ ABI=${ABI:-6.1.0-56-amd64}
 SOURCE_PARTS=(
 	net/dccp
 	include/uapi/linux/dccp.h
+	include/uapi/linux/inet_diag.h
+	include/linux/inet_diag.h
 	include/linux/dccp.h
 	Documentation/networking/dccp.rst
 	scripts/checkpatch.pl
@@ -53,7 +55,8 @@ candidate() { # package -> candidate version or empty
 }
 
 warm() {
-	[ -f "$CACHE/$ABI/.complete" ] && [ -d "/lib/modules/$ABI/build" ]
+	[ -f "$CACHE/$ABI/.complete" ] && [ -d "/lib/modules/$ABI/build" ] &&
+		[ "$(cat "$CACHE/$ABI/source/.complete" 2>/dev/null)" = "${SOURCE_PARTS[*]}" ]
 }
 
 if warm; then
@@ -105,7 +108,8 @@ if [ ! -f "$dir/image/.complete" ]; then
 	touch "$dir/image/.complete"
 fi
 
-if [ ! -f "$dir/source/.complete" ]; then
+# .complete lists the parts extracted: a cache made with fewer is redone.
+if [ "$(cat "$dir/source/.complete" 2>/dev/null)" != "${SOURCE_PARTS[*]}" ]; then
 	srcver=$(candidate linux-source-6.1)
 	# The image and the source must be the same Debian upload.
 	apt-cache show "linux-source-6.1=$DEBVER" >/dev/null 2>&1 ||
@@ -119,7 +123,7 @@ if [ ! -f "$dir/source/.complete" ]; then
 		tar -xJ -C "$dir/source.tmp" --strip-components=1 \
 			"${SOURCE_PARTS[@]/#/linux-source-6.1/}"
 	mv "$dir/source.tmp" "$dir/source"
-	touch "$dir/source/.complete"
+	echo "${SOURCE_PARTS[*]}" >"$dir/source/.complete"
 fi
 
 printf 'ABI=%s\nDEBVER=%s\n' "$ABI" "$DEBVER" >"$dir/versions.env"
