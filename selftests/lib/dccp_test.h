@@ -148,13 +148,13 @@ static inline int dt_setopt(int fd, int opt, int val)
 }
 
 /*
- * A DCCP socket with the CCID (0: default), queueing policy and tx_qlen
- * set; these must be set before listen()/connect().
+ * A DCCP socket of @family with the CCID (0: default), queueing policy and
+ * tx_qlen set; these must be set before listen()/connect().
  */
-static inline int dt_socket(struct __test_metadata *_metadata, int ccid,
-			    int policy, int qlen)
+static inline int dt_socket_af(struct __test_metadata *_metadata, int family,
+			       int ccid, int policy, int qlen)
 {
-	int fd = socket(AF_INET, SOCK_DCCP, IPPROTO_DCCP);
+	int fd = socket(family, SOCK_DCCP, IPPROTO_DCCP);
 	uint8_t c = ccid;
 	int one = 1;
 
@@ -167,6 +167,12 @@ static inline int dt_socket(struct __test_metadata *_metadata, int ccid,
 	return fd;
 }
 
+static inline int dt_socket(struct __test_metadata *_metadata, int ccid,
+			    int policy, int qlen)
+{
+	return dt_socket_af(_metadata, AF_INET, ccid, policy, qlen);
+}
+
 static inline struct sockaddr_in dt_addr(const char *ip, int port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
@@ -175,13 +181,37 @@ static inline struct sockaddr_in dt_addr(const char *ip, int port)
 	return a;
 }
 
+/* The family of a numeric address: AF_INET6 if it has a colon */
+static inline int dt_family(const char *ip)
+{
+	return strchr(ip, ':') ? AF_INET6 : AF_INET;
+}
+
+/* @ip:@port as a socket address of its family; returns its length */
+static inline socklen_t dt_sockaddr(const char *ip, int port,
+				    struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (dt_family(ip) == AF_INET6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(port);
+		inet_pton(AF_INET6, ip, &a->sin6_addr);
+		return sizeof(*a);
+	}
+	*(struct sockaddr_in *)ss = dt_addr(ip, port);
+	return sizeof(struct sockaddr_in);
+}
+
 static inline int dt_listen(struct __test_metadata *_metadata, int ccid,
 			    const char *ip, int port)
 {
-	struct sockaddr_in a = dt_addr(ip, port);
-	int fd = dt_socket(_metadata, ccid, DCCPQ_POLICY_SIMPLE, 0);
+	struct sockaddr_storage a;
+	socklen_t len = dt_sockaddr(ip, port, &a);
+	int fd = dt_socket_af(_metadata, dt_family(ip), ccid, DCCPQ_POLICY_SIMPLE, 0);
 
-	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&a, sizeof(a)));
+	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&a, len));
 	ASSERT_EQ(0, listen(fd, 8));
 	return fd;
 }
@@ -190,10 +220,11 @@ static inline int dt_listen(struct __test_metadata *_metadata, int ccid,
 static inline int dt_connect(struct __test_metadata *_metadata, int cfd,
 			     int lfd, const char *ip, int port)
 {
-	struct sockaddr_in a = dt_addr(ip, port);
+	struct sockaddr_storage a;
+	socklen_t len = dt_sockaddr(ip, port, &a);
 	int afd;
 
-	ASSERT_EQ(0, connect(cfd, (struct sockaddr *)&a, sizeof(a)));
+	ASSERT_EQ(0, connect(cfd, (struct sockaddr *)&a, len));
 	afd = accept(lfd, NULL, NULL);
 	ASSERT_LE(0, afd);
 	return afd;

@@ -23,15 +23,26 @@ FIXTURE(expiry) {
 
 FIXTURE_VARIANT(expiry) {
 	int policy;
+	int family;	/* 0: AF_INET */
 };
 
 FIXTURE_VARIANT_ADD(expiry, sbpn1) { .policy = DCCPQ_POLICY_SBPN1 };
 FIXTURE_VARIANT_ADD(expiry, sbpn2) { .policy = DCCPQ_POLICY_SBPN2 };
 FIXTURE_VARIANT_ADD(expiry, sbpn3) { .policy = DCCPQ_POLICY_SBPN3 };
+FIXTURE_VARIANT_ADD(expiry, sbpn1_ipv6) {
+	.policy = DCCPQ_POLICY_SBPN1, .family = AF_INET6
+};
+FIXTURE_VARIANT_ADD(expiry, sbpn2_ipv6) {
+	.policy = DCCPQ_POLICY_SBPN2, .family = AF_INET6
+};
+FIXTURE_VARIANT_ADD(expiry, sbpn3_ipv6) {
+	.policy = DCCPQ_POLICY_SBPN3, .family = AF_INET6
+};
 
 FIXTURE_SETUP(expiry)
 {
-	sbpn_connect(_metadata, &self->c, 1, 2, variant->policy, 4);
+	sbpn_connect_af(_metadata, &self->c, variant->family ?: AF_INET, 1, 2,
+			variant->policy, 4);
 	sbpn_measure_rtt(_metadata, &self->c, 400);
 }
 

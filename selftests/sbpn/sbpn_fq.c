@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The expiry an SBPN packet carries while queued (in skb->tstamp) must not
- * leak below DCCP: sch_fq reads a non-zero skb->tstamp as the earliest
+ * The expiry an SBPN packet carries while queued must not leak below DCCP
+ * as a departure time: sch_fq reads a non-zero skb->tstamp as the earliest
  * departure time, holding a packet until then, or dropping it when that
- * is beyond its horizon (10 s by default).
+ * is beyond its horizon (10 s by default).  (The expiry was kept in
+ * skb->tstamp and scrubbed at pop; it now lives in the control block.)
  *
  * The sender's interface va1 has fq.  First a control: a UDP datagram with
  * SO_TXTIME 1.5 s ahead is held by this fq for at least 1 s, so the test can

@@ -25,15 +25,20 @@ FIXTURE(order) {
 
 FIXTURE_VARIANT(order) {
 	int policy;
+	int family;	/* 0: AF_INET */
 };
 
 FIXTURE_VARIANT_ADD(order, sbpn1) { .policy = DCCPQ_POLICY_SBPN1 };
 FIXTURE_VARIANT_ADD(order, sbpn2) { .policy = DCCPQ_POLICY_SBPN2 };
 FIXTURE_VARIANT_ADD(order, sbpn3) { .policy = DCCPQ_POLICY_SBPN3 };
+FIXTURE_VARIANT_ADD(order, sbpn2_ipv6) {
+	.policy = DCCPQ_POLICY_SBPN2, .family = AF_INET6
+};
 
 FIXTURE_SETUP(order)
 {
-	sbpn_connect(_metadata, &self->c, 1, 2, variant->policy, 0);
+	sbpn_connect_af(_metadata, &self->c, variant->family ?: AF_INET, 1, 2,
+			variant->policy, 0);
 }
 
 FIXTURE_TEARDOWN(order)

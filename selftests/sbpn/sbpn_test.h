@@ -4,8 +4,9 @@
  *
  * Topology: a test program declares two paths with SBPN_TOPOLOGY(); before
  * its tests run, two network namespaces (sender A, receiver B) are created,
- * joined by veth pairs va1-vb1 (10.9.1.0/24) and va2-vb2 (10.9.2.0/24),
- * each end with the given root qdisc, and removed again at exit.  Tests
+ * joined by veth pairs va1-vb1 (10.9.1.0/24, fd09:1::/64) and va2-vb2
+ * (10.9.2.0/24, fd09:2::/64), each end with the given root qdisc, and
+ * removed again at exit.  Tests
  * share them, since every process spawned under TCG costs about a second;
  * each test gets its own listener port.
  *
@@ -40,6 +41,9 @@
 #define SBPN_MAC	"02:00:00:00:0"
 static const char * const sbpn_ip_a[] = { NULL, "10.9.1.1", "10.9.2.1" };
 static const char * const sbpn_ip_b[] = { NULL, "10.9.1.2", "10.9.2.2" };
+/* the same paths over IPv6 */
+static const char * const sbpn_ip6_a[] = { NULL, "fd09:1::1", "fd09:2::1" };
+static const char * const sbpn_ip6_b[] = { NULL, "fd09:1::2", "fd09:2::2" };
 
 /* The namespaces of SBPN_TOPOLOGY(), named after the harness's pid. */
 static char sbpn_ns_a[32], sbpn_ns_b[32];
@@ -107,22 +111,31 @@ static inline int sbpn_enter(const char *ns)
 /* Configure one end (@side 'a' or 'b') in the current namespace. */
 static inline int sbpn_end_setup(char side, const char * const ips[],
 				 const char * const peer_ips[],
+				 const char * const ip6s[],
+				 const char * const peer_ip6s[],
 				 const char * const qdisc[2])
 {
-	char cmds[512], tc[512];
+	char cmds[1024], tc[512];
 	int off = 0;
 
 	char peer = side == 'a' ? 'b' : 'a';
 
-	/* static neighbours: no ARP exchange adds to the handshake's RTT */
+	/* static neighbours: no ARP or neighbour discovery adds to the
+	 * handshake's RTT; no duplicate address detection delays IPv6
+	 */
 	snprintf(cmds, sizeof(cmds),
 		 "link set lo up\n"
 		 "addr add %s/24 dev v%c1\nlink set v%c1 up\n"
 		 "addr add %s/24 dev v%c2\nlink set v%c2 up\n"
+		 "addr add %s/64 dev v%c1 nodad\naddr add %s/64 dev v%c2 nodad\n"
+		 "neigh add %s lladdr " SBPN_MAC "%c:01 dev v%c1 nud permanent\n"
+		 "neigh add %s lladdr " SBPN_MAC "%c:02 dev v%c2 nud permanent\n"
 		 "neigh add %s lladdr " SBPN_MAC "%c:01 dev v%c1 nud permanent\n"
 		 "neigh add %s lladdr " SBPN_MAC "%c:02 dev v%c2 nud permanent\n",
 		 ips[1], side, side, ips[2], side, side,
-		 peer_ips[1], peer, side, peer_ips[2], peer, side);
+		 ip6s[1], side, ip6s[2], side,
+		 peer_ips[1], peer, side, peer_ips[2], peer, side,
+		 peer_ip6s[1], peer, side, peer_ip6s[2], peer, side);
 	tc[0] = 0;
 	for (int i = 0; i < 2; i++)
 		if (qdisc[i])
@@ -140,9 +153,10 @@ static inline int sbpn_topology_up(const char * const qdisc_a[2],
 	char cmds[512];
 	int init_ns = open("/proc/self/ns/net", O_RDONLY);
 
-	if (system("modprobe -a dccp_ipv4 dccp_diag sch_netem sch_fq veth")) {
-		printf("# SKIP: cannot load DCCP, netem, fq or veth\n");
-		exit(KSFT_SKIP);
+	/* the VM has every one of them: failing to load one is a failure */
+	if (system("modprobe -a dccp_ipv4 dccp_ipv6 dccp_diag sch_netem sch_fq veth")) {
+		printf("# cannot load DCCP, dccp_diag, netem, fq or veth\n");
+		exit(KSFT_FAIL);
 	}
 	snprintf(sbpn_ns_a, sizeof(sbpn_ns_a), "sbA-%d", getpid());
 	snprintf(sbpn_ns_b, sizeof(sbpn_ns_b), "sbB-%d", getpid());
@@ -152,8 +166,10 @@ static inline int sbpn_topology_up(const char * const qdisc_a[2],
 		 "link add va2 netns %s address " SBPN_MAC "a:02 type veth peer name vb2 netns %s address " SBPN_MAC "b:02\n",
 		 sbpn_ns_a, sbpn_ns_b, sbpn_ns_a, sbpn_ns_b, sbpn_ns_a, sbpn_ns_b);
 	if (init_ns < 0 || sbpn_batch("ip", cmds) ||
-	    sbpn_enter(sbpn_ns_a) || sbpn_end_setup('a', sbpn_ip_a, sbpn_ip_b, qdisc_a) ||
-	    sbpn_enter(sbpn_ns_b) || sbpn_end_setup('b', sbpn_ip_b, sbpn_ip_a, qdisc_b) ||
+	    sbpn_enter(sbpn_ns_a) ||
+	    sbpn_end_setup('a', sbpn_ip_a, sbpn_ip_b, sbpn_ip6_a, sbpn_ip6_b, qdisc_a) ||
+	    sbpn_enter(sbpn_ns_b) ||
+	    sbpn_end_setup('b', sbpn_ip_b, sbpn_ip_a, sbpn_ip6_b, sbpn_ip6_a, qdisc_b) ||
 	    setns(init_ns, CLONE_NEWNET))
 		return -1;
 	close(init_ns);
@@ -204,23 +220,31 @@ static inline void sbpn_switch(struct __test_metadata *_metadata, const char *ns
  * listener in B.  The receiver's buffer holds far more than any test sends,
  * so nothing is lost while it is not reading.
  */
-static inline void sbpn_connect(struct __test_metadata *_metadata,
-				struct sbpn_conn *c, int path, int ccid,
-				int policy, int qlen)
+static inline void sbpn_connect_af(struct __test_metadata *_metadata,
+				   struct sbpn_conn *c, int family, int path,
+				   int ccid, int policy, int qlen)
 {
+	const char *ip = (family == AF_INET6 ? sbpn_ip6_b : sbpn_ip_b)[path];
 	int rcvbuf = 16 << 20, sndbuf = 16 << 20;	/* bytes */
 
 	c->port = 5000 + getpid() % 30000;
 	c->policy = policy;
 	sbpn_switch(_metadata, sbpn_ns_b);
-	c->lfd = dt_listen(_metadata, ccid, sbpn_ip_b[path], c->port);
+	c->lfd = dt_listen(_metadata, ccid, ip, c->port);
 	sbpn_switch(_metadata, sbpn_ns_a);
-	c->cfd = dt_socket(_metadata, ccid, policy, qlen);
+	c->cfd = dt_socket_af(_metadata, family, ccid, policy, qlen);
 	ASSERT_EQ(0, setsockopt(c->cfd, SOL_SOCKET, SO_SNDBUFFORCE,
 				&sndbuf, sizeof(sndbuf)));
-	c->afd = dt_connect(_metadata, c->cfd, c->lfd, sbpn_ip_b[path], c->port);
+	c->afd = dt_connect(_metadata, c->cfd, c->lfd, ip, c->port);
 	ASSERT_EQ(0, setsockopt(c->afd, SOL_SOCKET, SO_RCVBUFFORCE,
 				&rcvbuf, sizeof(rcvbuf)));
+}
+
+static inline void sbpn_connect(struct __test_metadata *_metadata,
+				struct sbpn_conn *c, int path, int ccid,
+				int policy, int qlen)
+{
+	sbpn_connect_af(_metadata, c, AF_INET, path, ccid, policy, qlen);
 }
 
 /*

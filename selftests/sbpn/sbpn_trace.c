@@ -4,7 +4,8 @@
  * policy discards or refuses, with the reason, and its fields are those of
  * the packet: one event per unit of the expired, evicted, refused and
  * purged counters, the expired packet's priority and exact expiry, an RTT
- * of at least the path's 1 s, and expiry < now + RTT/2 for that packet.
+ * of at least the path's 1 s, and expiry < now + RTT/2 for that packet;
+ * every event names the socket's addresses and ports.
  *
  * Behind a full CCID 2 window, once CCID 2 has measured the RTT, with
  * tx_qlen 3: X (due in 50 ms) expires, G (no better than anything queued)
@@ -52,7 +53,7 @@ static void write_file(struct __test_metadata *_metadata, const char *path,
 struct drop_event {
 	unsigned int sport, dport, priority, rtt_us, qlen;
 	unsigned long long expiry_ns, now_ns;
-	char reason[16];
+	char reason[16], src[64], dest[64];
 };
 
 enum { A = 1, B, C, G, X };	/* test packet tags */
@@ -65,7 +66,7 @@ TEST_F(trace, one_event_per_drop)
 	int n_expired = 0, n_evicted = 0, n_refused = 0, n_purged = 0, n_other = 0;
 	struct dccp_qpolicy_stats s;
 	uint64_t x_expiry;
-	char line[1024];
+	char line[1024], src[64], dest[64];
 	FILE *f;
 	int fd;
 
@@ -75,6 +76,8 @@ TEST_F(trace, one_event_per_drop)
 	sbpn_measure_rtt(_metadata, &self->c, 1000);
 	fd = self->c.cfd;
 	ASSERT_EQ(0, getsockname(fd, (struct sockaddr *)&local, &len));
+	snprintf(src, sizeof(src), "%s:%u", sbpn_ip_a[1], ntohs(local.sin_port));
+	snprintf(dest, sizeof(dest), "%s:%u", sbpn_ip_b[1], self->c.port);
 	write_file(_metadata, TRACING "/trace", "");
 	write_file(_metadata, EVENT, "1");
 
@@ -101,13 +104,16 @@ TEST_F(trace, one_event_per_drop)
 		char *p = strstr(line, "dccp_qpolicy_drop: sport=");
 		struct drop_event e;
 
-		if (!p || sscanf(p, "dccp_qpolicy_drop: sport=%u dport=%u reason=%15s priority=%u expiry_ns=%llu now_ns=%llu rtt_us=%u qlen=%u",
+		if (!p || sscanf(p, "dccp_qpolicy_drop: sport=%u dport=%u reason=%15s priority=%u expiry_ns=%llu now_ns=%llu rtt_us=%u qlen=%u src=%63s dest=%63s",
 				 &e.sport, &e.dport, e.reason, &e.priority,
-				 &e.expiry_ns, &e.now_ns, &e.rtt_us, &e.qlen) != 8 ||
+				 &e.expiry_ns, &e.now_ns, &e.rtt_us, &e.qlen,
+				 e.src, e.dest) != 10 ||
 		    e.sport != ntohs(local.sin_port))
 			continue;
 		p[strcspn(p, "\n")] = 0;
 		TH_LOG("%s", p);
+		EXPECT_STREQ(src, e.src);
+		EXPECT_STREQ(dest, e.dest);
 		if (!strcmp(e.reason, "expired")) {
 			n_expired++;
 			EXPECT_EQ(1, e.priority);
