@@ -21,7 +21,11 @@
  *  - a sendmsg whose cmsgs dccp_msghdr_parse() must refuse succeeds, or one
  *    with acceptable cmsgs fails with EINVAL;
  *  - the queueing counters break queued == sent + expired + evicted +
- *    purged + ccid_err + qlen;
+ *    purged + ccid_err + qlen (checked after every operation on a socket);
+ *  - a setsockopt the test relies on fails (policy, tx_qlen, CCID, send
+ *    timeout, linger), or the run never saw a connection of one of the two
+ *    CCIDs (DCCP_SOCKOPT_TX_CCID) or never a CCID error (CCID 3 refuses the
+ *    empty datagrams the test sends);
  *  - the modules cannot be unloaded, or DCCP slab caches outlive them;
  *  - skbuff_head_cache does not return near its size before the first round.
  *
@@ -90,11 +94,15 @@ struct counts {
 	uint64_t send_errno[MAX_ERRNO + 1];	/* [0]: success */
 	uint64_t verdict_errors;
 	uint64_t stats_errors;
+	uint64_t stats_checks;
 	uint64_t txqlen_changes;
+	uint64_t setopt_errors;
+	uint64_t tx_ccid[4];		/* stats checks by the socket's TX CCID */
+	uint64_t ccid_err;		/* the largest ccid_err counter seen */
 };
 
 static struct counts worker_counts[MAX_THREADS];
-static uint64_t sockets_opened, sockets_closed, unload_cycles;
+static uint64_t sockets_opened, sockets_closed, unload_cycles, setup_errors;
 static unsigned int failures;
 
 static uint64_t now_ns(void)
@@ -199,6 +207,19 @@ static int setopt(int fd, int opt, int val)
 	return setsockopt(fd, SOL_DCCP, opt, &val, sizeof(val));
 }
 
+/* DCCP_SOCKOPT_CCID takes a list of CCIDs, one byte each, not an int */
+static int set_ccid(int fd, uint8_t ccid)
+{
+	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID, &ccid, sizeof(ccid));
+}
+
+/* A setsockopt of the setup failed: say which, count it (fails the run) */
+static void setup_error(const char *what, int policy)
+{
+	if (__atomic_fetch_add(&setup_errors, 1, __ATOMIC_RELAXED) < 5)
+		printf("# setsockopt %s (policy %d): %s\n", what, policy, strerror(errno));
+}
+
 /* A queue length: mostly small, sometimes unbounded (0) or large. */
 static int random_txqlen(uint64_t *s)
 {
@@ -296,12 +317,16 @@ static void slot_open(struct slot *sl, uint64_t *s)
 	sl->policy = policy;
 	if (fd < 0)
 		return;
-	setopt(fd, DCCP_SOCKOPT_QPOLICY_ID, policy);
-	setopt(fd, DCCP_SOCKOPT_QPOLICY_TXQLEN, random_txqlen(s));
-	setopt(fd, DCCP_SOCKOPT_CCID, below(s, 2) ? 2 : 3);
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (below(s, 16) == 0)
-		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	if (setopt(fd, DCCP_SOCKOPT_QPOLICY_ID, policy))
+		setup_error("DCCP_SOCKOPT_QPOLICY_ID", policy);
+	if (setopt(fd, DCCP_SOCKOPT_QPOLICY_TXQLEN, random_txqlen(s)))
+		setup_error("DCCP_SOCKOPT_QPOLICY_TXQLEN", policy);
+	if (set_ccid(fd, below(s, 2) ? 2 : 3))
+		setup_error("DCCP_SOCKOPT_CCID", policy);
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
+		setup_error("SO_SNDTIMEO", policy);
+	if (below(s, 16) == 0 && setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)))
+		setup_error("SO_LINGER", policy);
 	fcntl(fd, F_SETFL, O_NONBLOCK);
 	connect(fd, (struct sockaddr *)&ss, len);
 	fcntl(fd, F_SETFL, 0);
@@ -453,9 +478,19 @@ static void check_stats(int fd, struct counts *c)
 {
 	struct dccp_qpolicy_stats st;
 	socklen_t len = sizeof(st);
+	int ccid = 0;
 
 	if (getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_STATS, &st, &len))
 		return;
+	c->stats_checks++;
+	len = sizeof(ccid);
+	/* the TX CCID is known once the connection is up; [0]: not yet */
+	if (getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_TX_CCID, &ccid, &len) ||
+	    ccid < 2 || ccid > 3)
+		ccid = 0;
+	c->tx_ccid[ccid]++;
+	if (st.ccid_err > c->ccid_err)
+		c->ccid_err = st.ccid_err;
 	if (st.queued == st.sent + st.expired + st.evicted + st.purged +
 	    st.ccid_err + st.qlen)
 		return;
@@ -517,15 +552,15 @@ static void *worker_main(void *arg)
 
 		pthread_rwlock_rdlock(&sl->lock);
 		if (sl->fd >= 0) {
-			if (op < 95) {
+			if (op < 97) {
 				send_one(sl, &s, c);
-			} else if (op < 98) {
-				setopt(sl->fd, DCCP_SOCKOPT_QPOLICY_TXQLEN,
-				       random_txqlen(&s));
-				c->txqlen_changes++;
 			} else {
-				check_stats(sl->fd, c);
+				if (setopt(sl->fd, DCCP_SOCKOPT_QPOLICY_TXQLEN,
+					   random_txqlen(&s)))
+					c->setopt_errors++;
+				c->txqlen_changes++;
 			}
+			check_stats(sl->fd, c);
 		}
 		pthread_rwlock_unlock(&sl->lock);
 	}
@@ -817,7 +852,13 @@ static void print_totals(unsigned int rounds)
 			sum.send_errno[e] += worker_counts[i].send_errno[e];
 		sum.verdict_errors += worker_counts[i].verdict_errors;
 		sum.stats_errors += worker_counts[i].stats_errors;
+		sum.stats_checks += worker_counts[i].stats_checks;
 		sum.txqlen_changes += worker_counts[i].txqlen_changes;
+		sum.setopt_errors += worker_counts[i].setopt_errors;
+		for (e = 0; e < 4; e++)
+			sum.tx_ccid[e] += worker_counts[i].tx_ccid[e];
+		if (worker_counts[i].ccid_err > sum.ccid_err)
+			sum.ccid_err = worker_counts[i].ccid_err;
 	}
 	for (e = 0; e <= MAX_ERRNO; e++)
 		tried += sum.send_errno[e];
@@ -832,14 +873,29 @@ static void print_totals(unsigned int rounds)
 	printf("# sockets: %llu opened, %llu closed\n",
 	       (unsigned long long)sockets_opened, (unsigned long long)sockets_closed);
 	printf("# module unload cycles: %llu\n", (unsigned long long)unload_cycles);
-	printf("# cmsg verdicts wrong: %llu, counter invariant broken: %llu\n",
-	       (unsigned long long)sum.verdict_errors, (unsigned long long)sum.stats_errors);
+	printf("# counter checks: %llu (TX CCID 2: %llu, CCID 3: %llu, not yet known: %llu); "
+	       "largest ccid_err seen: %llu\n",
+	       (unsigned long long)sum.stats_checks, (unsigned long long)sum.tx_ccid[2],
+	       (unsigned long long)sum.tx_ccid[3], (unsigned long long)sum.tx_ccid[0],
+	       (unsigned long long)sum.ccid_err);
+	printf("# cmsg verdicts wrong: %llu, counter invariant broken: %llu, "
+	       "setsockopt failures: %llu\n",
+	       (unsigned long long)sum.verdict_errors, (unsigned long long)sum.stats_errors,
+	       (unsigned long long)(setup_errors + sum.setopt_errors));
 	if (sum.verdict_errors)
 		fail("%llu sendmsg calls got the wrong cmsg verdict",
 		     (unsigned long long)sum.verdict_errors);
 	if (sum.stats_errors)
 		fail("%llu reads of the queueing counters broke their invariant",
 		     (unsigned long long)sum.stats_errors);
+	if (setup_errors + sum.setopt_errors)
+		fail("%llu setsockopt calls the test relies on failed",
+		     (unsigned long long)(setup_errors + sum.setopt_errors));
+	if (!sum.tx_ccid[2] || !sum.tx_ccid[3])
+		fail("not both CCIDs ran: %llu checks on CCID 2, %llu on CCID 3",
+		     (unsigned long long)sum.tx_ccid[2], (unsigned long long)sum.tx_ccid[3]);
+	if (!sum.ccid_err)
+		fail("no CCID error although CCID 3 refuses the empty datagrams sent");
 }
 
 static void cleanup(void)
