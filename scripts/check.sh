@@ -10,12 +10,16 @@
 #      WARNs, timeouts and bad exit codes reported as failures)
 #   3. userspace host tests (make -C userspace check), and libFuzzer on the
 #      model and trace parsers for FUZZ_SECONDS (default 20) each
-#   4. the harness' host tests (scripts/tests/: scenarios; the analysis with
-#      the pinned .venv)
+#   4. the harness' host tests (scripts/tests/: the test accounting itself,
+#      scenarios; the analysis with the pinned .venv)
 #   5. every in-guest suite (scripts/vm-tests.sh) in one VM boot
 #
 # Logs go to build/check/.  Exit 0 only if nothing failed and something ran.
-# A skipped VM selftest counts as skipped, never as passed.
+# The totals count test cases (a kselftest program's nested results, see
+# scripts/ktap_count.py); a skipped case counts as skipped, never as passed.
+# Every suite and kselftest program that must run is listed below: one that
+# is missing, crashed or skipped whole is a failure unless ALLOW_SKIP names
+# it with the reason.
 
 set -uo pipefail
 
@@ -33,24 +37,22 @@ passed=0
 failed=0
 skipped=0
 
-# Add a KTAP file's top-level results to the totals and print them.  Call it
-# directly, never in $(...): a subshell would lose the totals.
-count_tap() { # label, file with KTAP results at top level
-	local label=$1 p f s plan
-	shift
-	p=$(grep -cE '^ok [0-9]+ ' "$1" | head -1)
-	s=$(grep -cE '^ok [0-9]+ .*# SKIP' "$1" | head -1)
-	f=$(grep -cE '^not ok [0-9]+ ' "$1" | head -1)
-	passed=$((passed + p - s))
-	skipped=$((skipped + s))
+# The in-guest suites that must run: the kselftest collections (each with
+# the programs its Makefile lists) and the Python/shell suites.
+VM_SUITES="$(make -s --no-print-directory -C selftests collections) traffic testbed competing"
+# Suites allowed to skip whole, with the reason printed: none today.
+declare -A ALLOW_SKIP=()
+
+# Add a suite's test cases to the totals and print them (ktap_count.py).
+# Call it directly, never in $(...): a subshell would lose the totals.
+count_suite() { # label, log, exit status, [ktap_count.py options...]
+	local out p f s
+	out=$(python3 scripts/ktap_count.py "$@" ${ALLOW_SKIP[$1]:+--allow-skip "${ALLOW_SKIP[$1]}"})
+	echo "$out" | sed '$d'
+	read -r p f s <<<"$(echo "$out" | tail -n1)"
+	passed=$((passed + p))
 	failed=$((failed + f))
-	echo "$label: $((p - s)) passed, $f failed, $s skipped"
-	# A run that stopped early has fewer results than its plan said.
-	plan=$(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' "$1" | head -1)
-	if [ -n "$plan" ] && [ "$plan" -ne $((p + f)) ]; then
-		echo "$label: planned $plan results, got $((p + f))"
-		failed=$((failed + 1))
-	fi
+	skipped=$((skipped + s))
 }
 
 # Run a check that gives one verdict: count it, print its last line on
@@ -77,13 +79,11 @@ cp -r selftests/harness/warn build/harness/
 make -s -C "/lib/modules/$ABI/build" M="$ROOT/build/harness/warn" modules \
 	>"$LOG/warn-module.log" 2>&1 || { cat "$LOG/warn-module.log"; failed=$((failed + 1)); }
 selftests/harness/vm_run_test.sh | tee "$LOG/harness.log"
-count_tap harness "$LOG/harness.log"
+count_suite harness "$LOG/harness.log" "${PIPESTATUS[0]}"
 
 echo "== userspace (host)"
 make --no-print-directory -C userspace check 2>&1 | tee "$LOG/userspace.log"
-rc=${PIPESTATUS[0]}
-count_tap userspace "$LOG/userspace.log"
-[ "$rc" -eq 0 ] || { echo "userspace: host tests exited $rc"; failed=$((failed + 1)); }
+count_suite userspace "$LOG/userspace.log" "${PIPESTATUS[0]}"
 
 echo "== parser fuzzing (host): libFuzzer, ${FUZZ_SECONDS:=20} s per parser"
 if make --no-print-directory -C userspace/fuzz run FUZZ_SECONDS="$FUZZ_SECONDS" \
@@ -97,18 +97,18 @@ else
 	echo "fuzz: failed (log: $LOG/fuzz.log; the input is in userspace/build/fuzz/)"
 fi
 
+echo "== test accounting (host)"
+python3 scripts/tests/test_ktap_count.py 2>&1 | tee "$LOG/accounting.log"
+count_suite accounting "$LOG/accounting.log" "${PIPESTATUS[0]}"
+
 echo "== scenarios (host)"
 python3 scripts/tests/test_scenario.py 2>&1 | tee "$LOG/scenario.log"
-rc=${PIPESTATUS[0]}
-count_tap scenario "$LOG/scenario.log"
-[ "$rc" -eq 0 ] || { echo "scenario: exited $rc"; failed=$((failed + 1)); }
+count_suite scenario "$LOG/scenario.log" "${PIPESTATUS[0]}"
 
 echo "== analysis (host)"
 if scripts/venv.sh >"$LOG/venv.log" 2>&1; then
 	.venv/bin/python scripts/tests/test_stats.py 2>&1 | tee "$LOG/stats.log"
-	rc=${PIPESTATUS[0]}
-	count_tap stats "$LOG/stats.log"
-	[ "$rc" -eq 0 ] || { echo "stats: exited $rc"; failed=$((failed + 1)); }
+	count_suite stats "$LOG/stats.log" "${PIPESTATUS[0]}"
 else
 	cat "$LOG/venv.log"
 	failed=$((failed + 1))
@@ -121,23 +121,20 @@ if [ "$vm_rc" -ne 0 ]; then
 	echo "vm: the VM run itself failed (exit $vm_rc)"
 	failed=$((failed + 1))
 fi
-for rcfile in "$LOG"/vm/*.rc; do
-	[ -e "$rcfile" ] || { echo "vm: no suite ran"; failed=$((failed + 1)); break; }
-	suite=$(basename "$rcfile" .rc)
-	# Top-level results only; nested KTAP lines start with "#".
-	grep -E '^(not )?ok [0-9]+ |^1\.\.[0-9]+' "$LOG/vm/$suite.log" >"$LOG/vm/$suite.tap"
-	count_tap "$suite" "$LOG/vm/$suite.tap"
-	rc=$(cat "$rcfile")
-	if [ "$rc" -ne 0 ] && [ "$rc" -ne 4 ]; then
-		echo "$suite: exited $rc"
-		# A failing exit must show up as a failure even if no line said so.
-		grep -q '^not ok' "$LOG/vm/$suite.tap" || failed=$((failed + 1))
-	elif [ ! -s "$LOG/vm/$suite.tap" ]; then
-		echo "$suite: no test ran"
+for suite in $VM_SUITES; do
+	if [ ! -e "$LOG/vm/$suite.rc" ]; then
+		echo "$suite: did not run"
 		failed=$((failed + 1))
+		continue
 	fi
+	expect=()
+	if [ -d "selftests/$suite" ]; then
+		read -r -a expect <<<"$(make -s --no-print-directory -C "selftests/$suite" list-progs)"
+	fi
+	count_suite "$suite" "$LOG/vm/$suite.log" "$(cat "$LOG/vm/$suite.rc")" \
+		${expect[@]:+--expect "${expect[@]}"}
 done
 
 echo
-echo "$passed passed, $failed failed, $skipped skipped"
+echo "$passed passed, $failed failed, $skipped skipped (test cases)"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -12,6 +12,9 @@
 #   - a kernel WARN in the guest fails the run (exit 125);
 #   - the time limit ends a hung command (exit 124), after SysRq has put
 #     the backtraces of all CPUs on the console;
+#   - the kselftest watchdog (selftests/lib/watchdog.sh) kills a program
+#     that ignores SIGTERM after its time is up, reports it as failed, and
+#     dumps the blocked tasks (SysRq w), which fails the run;
 #   - a patch that does not apply stops the build with its name;
 #   - scripts/modules.sh (make load / make unload) swaps the stock DCCP
 #     modules for ours and back, in a freshly booted guest; there, with the
@@ -37,7 +40,7 @@ check() { # description, then a command that must succeed
 }
 
 echo "TAP version 13"
-echo "1..9"
+echo "1..10"
 
 # 1-3: one boot for the plain cases.
 "$VMRUN" --timeout 180 --out "$TMP/out" -- sh -c \
@@ -70,7 +73,21 @@ rc=$?
 check "the time limit ends a hung run with 124 and CPU backtraces (got $rc)" \
 	sh -c "test $rc -eq 124 && grep -q 'NMI backtrace for cpu' '$TMP/out/console.log'"
 
-# 7: a broken patch.
+# 7: a kselftest program that ignores SIGTERM and never ends.
+mkdir -p "$TMP/stuck"
+printf 'include %s/selftests/ksft.mk\nTEST_PROGS := stuck.sh\nKSFT_TIMEOUT := 3\ninclude %s/selftests/ksft-lib.mk\n' \
+	"$ROOT" "$ROOT" >"$TMP/stuck/Makefile"
+printf '#!/bin/sh\ntrap "" TERM\nsleep 600\n' >"$TMP/stuck/stuck.sh"
+chmod +x "$TMP/stuck/stuck.sh"
+"$VMRUN" --timeout 120 --out "$TMP/out" -- make -s -C "$TMP/stuck" run_tests \
+	>"$TMP/stuck.out" 2>&1
+rc=$?
+grep 'stuck.sh' "$TMP/stuck.out" | sed 's/^/# /'
+check "the watchdog kills a program that ignores SIGTERM, dumping blocked tasks (got $rc)" \
+	sh -c "test $rc -eq 125 && grep -q '^not ok 1 .*stuck.sh # exit=137' '$TMP/stuck.out' &&
+	       grep -q 'Show Blocked State' '$TMP/out/console.log'"
+
+# 8: a broken patch.
 mkdir -p "$TMP/patches"
 cat >"$TMP/patches/0001-broken.patch" <<'EOF'
 --- a/net/dccp/qpolicy.c
@@ -85,7 +102,7 @@ rc=$?
 check "a patch that does not apply fails the build, named (got $rc)" \
 	sh -c "test $rc -ne 0 && grep -q 'patches/0001-broken.patch' '$TMP/patch.err'"
 
-# 8: make load / make unload on a running 6.1 kernel (a fresh guest, where
+# 9: make load / make unload on a running 6.1 kernel (a fresh guest, where
 # nothing has used DCCP yet).
 "$VMRUN" --timeout 180 --out "$TMP/out" -- sh -c \
 	"$ROOT/scripts/modules.sh load $ROOT/build/modules && $ROOT/scripts/modules.sh unload &&
