@@ -6,7 +6,8 @@ the same run id and flow: the same scenario, sweep point and seed, so the
 same call over the same link.  Prints B minus A per policy and over all
 pairs, mean, 95 % Student-t interval and min/median/max: the on-time
 fractions of audio and video, CCID3's median allowed rate, the link's
-utilisation and the sender's lateness, then the means of both.  Runs that
+utilisation, the competing TCP flows' goodput and the sender's lateness,
+then the means of both.  Runs that
 are not complete in both campaigns are listed and left out (runs never made
 in a partial campaign only counted).  This is how one checks that a way of
 running (--jobs, another host, another module version) changes nothing
@@ -22,6 +23,7 @@ COLUMNS = (("audio.on_time_frac", 100, "audio on time", "pp"),
            ("video.on_time_frac", 100, "video on time", "pp"),
            ("x_median_kbps", 1, "X median", "kbit/s"),
            ("utilisation", 100, "utilisation", "pp"),
+           ("tcp.goodput_kbps", 1, "competing TCP", "kbit/s"),
            ("send_late_p99_ms", 1, "send late p99", "ms"))
 LISTED = 5
 

@@ -16,6 +16,12 @@ draw_sweep() writes figures/<slug>-sweep.png and .svg: audio and video on
 time against one swept parameter, a line per policy, mean with 95 %
 Student-t error bars, and below them each policy's differences to the
 baseline policy, paired by seed.
+draw_run() writes figures/run-<run id>-<flow>.png and .svg, one run seen
+whole on one time axis: each packet's one-way delay by class, coloured by
+its fate (on time, late, lost in the network, expired or evicted in the
+sender's kernel, refused by sendmsg()), with its deadline; CCID3's X and
+X_recv over the link's capacity; and the kernel queue's length and
+cumulative drops.
 """
 import os
 
@@ -238,3 +244,77 @@ def draw_sweep(out, slug, title, param, points, baseline):
     fig_dir = os.path.join(out, "figures")
     os.makedirs(fig_dir, exist_ok=True)
     return _save(fig, fig_dir, f"{slug}-sweep")
+
+
+FATE_COLOURS = {"on time": "#2a9d3a", "late": "#e0a800", "lost in the network": "#7a3db8",
+                "expired": "#d62728", "evicted": "#8c564b", "CCID error": "#17becf",
+                "refused": "#555555"}
+CLASS_MARKERS = {"audio": "o", "video": "s", "data": "^"}
+
+
+def draw_run(out, run, flow):
+    """The per-run figure of one media flow of one run; returns the paths."""
+    fig_dir = os.path.join(out, "figures")
+    os.makedirs(fig_dir, exist_ok=True)
+    f = run.flows[flow]
+    fate = stats.fates(f)
+    fig, (ax_d, ax_x, ax_q) = plt.subplots(
+        3, 1, figsize=(11, 9), sharex=True, gridspec_kw={"height_ratios": [3, 1.4, 1.1]})
+    life = f.expiry - f.planned
+    delay = (f.recv - f.sent) * 1000
+    top = np.nanmax(np.append(delay, 1.2 * 1000 * life[np.isfinite(life)])) if len(delay) else 1
+    strip = 1.08 * top      # packets that never arrived are drawn up here
+    for cls, marker in CLASS_MARKERS.items():
+        for name in stats.FATES:
+            m = (f.cls == cls) & (fate == name)
+            if not m.any():
+                continue
+            y = np.where(np.isnan(delay[m]), strip, delay[m])
+            ax_d.scatter(f.sent[m], y, s=6 if cls == "audio" else 4, marker=marker,
+                         color=FATE_COLOURS[name], linewidths=0,
+                         label=f"{cls}: {name} ({m.sum()})")
+    if np.isfinite(life).any():
+        ax_d.axhline(1000 * np.nanmedian(life[np.isfinite(life)]), color="black",
+                     linestyle="--", linewidth=0.8, label="lifetime (deadline)")
+    ax_d.axhline(strip, color="0.8", linewidth=0.5)
+    ax_d.set_ylabel("one-way delay (ms)\nnot arrived: top line")
+    ax_d.legend(fontsize=6.5, ncol=5, loc="lower left", bbox_to_anchor=(0, 1.01),
+                markerscale=2, frameon=False)
+    ax_d.grid(alpha=0.3)
+    if f.dropped is None:
+        ax_d.text(1, -0.02, "no drop notices recorded: kernel discards show as lost "
+                  "in the network", transform=ax_d.transAxes, fontsize=7, ha="right",
+                  va="top")
+
+    edges = stats.bin_edges(run.end_s)
+    ax_x.stairs(stats.link_capacity(run, edges) / 1000, edges, fill=True, color="0.88",
+                label="link capacity")
+    cc = run.cc.get(flow)
+    if cc is not None and len(cc["t"]):
+        ax_x.step(cc["t"], cc["x"] * 8 / 1000, where="post", label="X (CCID3 allowed rate)")
+        ax_x.step(cc["t"], cc["x_recv"] * 8 / 1000, where="post", linewidth=0.8,
+                  label="X_recv")
+        for k, style in (("q_qlen", "-"), ("q_expired", "--"), ("q_evicted", ":"),
+                         ("q_refused", "-.")):
+            if np.isfinite(cc[k]).any():
+                ax_q.step(cc["t"], cc[k], where="post", linestyle=style,
+                          label=k[2:] + (" (packets queued)" if k == "q_qlen" else
+                                         " (cumulative)"))
+    ax_x.set_ylabel("kbit/s")
+    ax_x.set_yscale("symlog", linthresh=10)
+    ax_x.legend(fontsize=7, ncol=3, loc="upper right")
+    ax_x.grid(alpha=0.3)
+    ax_q.set_ylabel("packets")
+    ax_q.set_yscale("symlog", linthresh=10)
+    ax_q.legend(fontsize=7, ncol=4, loc="upper left")
+    ax_q.grid(alpha=0.3)
+    for ax in (ax_d, ax_x, ax_q):
+        ax.axvline(f.start + run.warmup_s, color="grey", linestyle="--", linewidth=0.8)
+    ax_q.set_xlabel("time since t0 (s), by when sendmsg() was called; "
+                    "dashed: end of the warm-up")
+    fig.suptitle(f"{run.meta['run_id']}, flow {flow} ({stats.policy_of(run.meta, flow)}, "
+                 f"seed {run.meta['seed']})", fontsize=9)
+    fig.tight_layout()
+    name = "run-" + "".join(c if c.isalnum() or c in "=-_" else "_"
+                            for c in run.meta["run_id"]) + f"-{flow}"
+    return _save(fig, fig_dir, name)

@@ -51,6 +51,17 @@ def add_arguments(parser):
                         help="jitter buffer for the audio loss-period levels (default 40)")
     parser.add_argument("--no-figures", action="store_true",
                         help="tables only (faster)")
+    parser.add_argument("--runs", metavar="REGEX",
+                        help="also draw the per-run figure (each packet's delay and fate, "
+                        "CCID3's X, the queue) of every run whose id matches REGEX")
+    parser.add_argument("--headline", default="sbpn2", metavar="POLICY",
+                        help="the policy whose paired differences to the baseline open "
+                        "the report, with whether their intervals allow a conclusion "
+                        "(default sbpn2; none if the campaign has no such runs)")
+    parser.add_argument("--reference", metavar="CSV",
+                        help="the summary.csv of a reference campaign (for example the "
+                        "30-pair one in Documentation/results/): its paired differences "
+                        "are shown under the headline")
 
 
 def run(args):
@@ -74,6 +85,21 @@ def run(args):
     comparisons = group(rows)
     os.makedirs(out, exist_ok=True)
     text, md, long_rows, figures = [], [], [], []
+    try:
+        reference = (read_reference(args.reference, args.headline) if args.reference
+                     else None)
+    except (OSError, ValueError) as e:
+        print(f"sbpn-lab report: --reference: {e}", file=sys.stderr)
+        return 2
+    try:
+        chosen = re.compile(args.runs) if args.runs else None
+    except re.error as e:
+        print(f"sbpn-lab report: --runs: not a regular expression: {e}", file=sys.stderr)
+        return 2
+    for key, crows in comparisons.items():
+        lines = headline(crows, args.baseline, args.headline, key_title(key), reference)
+        text += lines + ([""] if lines else [])
+        md += lines + ([""] if lines else [])
     unusable.sort()
     # A partial campaign (sbpn-lab run --only) leaves many runs unmade: one
     # line for them beyond a handful.
@@ -102,6 +128,10 @@ def run(args):
             figures += plots.draw_comparison(
                 out, slug(key), key_title(key), crows,
                 [r for r in runs if r.dir in {x["dir"] for x in crows}])
+    for run in runs if chosen else []:
+        if chosen.search(run.meta["run_id"]):
+            for flow in run.flows:
+                figures += plots.draw_run(out, run, flow)
     for (scenario, flow, param), points in sweeps(comparisons).items():
         title = f"{scenario} flow {flow}"
         t, m = sweep_table(title, param, points, args.baseline)
@@ -337,11 +367,87 @@ def comparison_tables(key, rows, baseline, buffer_ms):
     return text, md, long_rows
 
 
+# The headline's metrics: (metric, scale, unit, what it is)
+HEADLINE = (("audio.on_time_frac", 100, "points", "audio on time"),
+            ("video.on_time_frac", 100, "points", "video on time"),
+            ("tcp.goodput_kbps", 1, "kbit/s", "competing TCP goodput"))
+
+
+def verdict(s):
+    """Whether a paired difference's 95 % interval allows a conclusion."""
+    if s["n"] < 2 or math.isnan(s["ci"]):
+        return "no interval from fewer than two pairs"
+    if s["mean"] - s["ci"] > 0:
+        return "higher (the interval is above 0)"
+    if s["mean"] + s["ci"] < 0:
+        return "lower (the interval is below 0)"
+    return "cannot tell (the interval includes 0)"
+
+
+def signed(s, scale):
+    """'+7.3 ±1.1': a paired mean with its sign and its 95 % interval."""
+    ci = "" if math.isnan(s["ci"]) else f" ±{fmt(s['ci'] * scale)}"
+    return f"{s['mean'] * scale:+.1f}{ci}"
+
+
+def headline(rows, baseline, policy, title, reference=None):
+    """The report's first lines: policy against baseline, paired by seed,
+    for each HEADLINE metric, and whether each interval allows a
+    conclusion; then the reference campaign's numbers, if given."""
+    have = {r["policy"] for r in rows}
+    if baseline not in have or policy not in have or policy == baseline:
+        return []
+    found, verdicts, n = [], [], 0
+    for metric, scale, unit, what in HEADLINE:
+        s = (stats.paired_policies(rows, baseline, policy, metric)
+             if all(metric in r for r in rows) else stats.summary([]))
+        if s["n"] == 0:
+            continue
+        n = max(n, s["n"])
+        found.append(f"{signed(s, scale)} {unit} of {what}")
+        verdicts.append(f"{what}: {verdict(s)}")
+    if not found:
+        return []
+    lines = [f"Finding ({title}): {policy} against {baseline}, {n} runs of each paired by "
+             f"seed, mean difference ±95 % CI: " + "; ".join(found) + ".",
+             "  " + "; ".join(verdicts) + "."]
+    if reference is not None:
+        ref = [f"{signed(reference[m], scale)} {unit} of {what}"
+               for m, scale, unit, what in HEADLINE if m in reference]
+        lines.append(f"  Reference ({reference['_source']}, {reference['_n']} pairs): "
+                     + ("; ".join(ref) if ref else f"no {policy} in it") + ".")
+    return lines
+
+
+def read_reference(path, policy="sbpn2"):
+    """A reference campaign's paired differences of policy, from its
+    summary.csv: {metric: summary} plus '_source' and '_n'."""
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    out = {"_source": os.path.basename(path), "_n": 0}
+    for r in rows:
+        if r.get("policy") == policy and r.get("metric", "").startswith("paired_"):
+            metric = r["metric"].removeprefix("paired_")
+            if metric in out:
+                continue
+            try:
+                out[metric] = {k: float(r[v]) for k, v in
+                               (("n", "n"), ("mean", "mean"), ("ci", "ci95"))}
+            except (KeyError, ValueError):
+                raise ValueError(f"{path}: row {r!r} is not a summary") from None
+            out["_n"] = max(out["_n"], int(out[metric]["n"]))
+    return out
+
+
 def main_table(by_policy, summaries):
-    head = ["policy", "runs"] + [c[2] for c in MAIN_COLUMNS] + ["X < audio rate %"]
+    head = (["policy", "runs"] + [c[2] for c in MAIN_COLUMNS]
+            + ["X < audio rate %", "competing TCP kbit/s"])
     table = [[p, str(len(rs))] + [cell(summaries[p, f"{c}.{m}"]) for c, m, _ in MAIN_COLUMNS]
-             + [cell(summaries[p, "stall"])] for p, rs in by_policy.items()]
-    return ("mean ±95 % CI (Student's t) (min/median/max) over runs; warm-up discarded",
+             + [cell(summaries[p, "stall"]),
+                cell(summaries.get((p, "tcp.goodput_kbps"), stats.summary([])), 1)]
+             for p, rs in by_policy.items()]
+    return ("mean ±95 % CI (Student's t) (min/median/max) over runs; warm-up discarded; "
+            "competing TCP: the forward TCP flows' goodput together",
             head, table)
 
 
@@ -350,21 +456,24 @@ def paired_table(rows, baseline, summaries):
     schedule); the summaries are added to summaries as paired_<metric>."""
     if not any(r["policy"] == baseline for r in rows):
         return f"no run of the baseline policy '{baseline}': no paired differences", [], []
-    columns = MAIN_COLUMNS[::2]          # the on-time fractions
-    head = ["policy", "pairs"] + [f"Δ {label[:-2]} pp" for _, _, label in columns]
+    columns = [(f"{c}.{m}", 100) for c, m, _ in MAIN_COLUMNS[::2]]  # on-time fractions
+    head = (["policy", "pairs"] + [f"Δ {label[:-2]} pp" for _, _, label in MAIN_COLUMNS[::2]]
+            + ["Δ competing TCP kbit/s"])
+    columns.append(("tcp.goodput_kbps", 1))
     table = []
     for p in stats.policies(rows):
         if p == baseline:
             continue
         row = [p, ""]
-        for cls, m, _ in columns:
-            s = stats.paired_policies(rows, baseline, p, f"{cls}.{m}")
-            summaries[p, f"paired_{cls}.{m}"] = s
-            row[1] = str(s["n"])
-            row.append(cell(s))
+        for metric, scale in columns:
+            s = (stats.paired_policies(rows, baseline, p, metric)
+                 if all(metric in r for r in rows) else stats.summary([]))
+            summaries[p, f"paired_{metric}"] = s
+            row[1] = row[1] or str(s["n"])
+            row.append(cell(s, scale))
         table.append(row)
-    return (f"differences to {baseline} of runs with the same seed, percentage points",
-            head, table)
+    return (f"differences to {baseline} of runs with the same seed, percentage points "
+            "(TCP: kbit/s)", head, table)
 
 
 def jitter_table(by_policy, summaries, buffer_ms):

@@ -95,6 +95,9 @@ class MediaFlow:
         self.expiry = np.where(raw_expiry == 0, np.inf, (raw_expiry - t0_ns) / 1e9)
         self.accepted = np.array([r["result"] == "ok" for r in rows])
         self.recv = np.full(len(rows), np.nan)
+        # seq -> why the sender's kernel discarded it (its drop notices), if
+        # the run recorded them
+        self.dropped = None
         # Receiver lines are in arrival order: count what came out of order.
         self.duplicates = self.reordered = 0
         highest = -1
@@ -139,6 +142,9 @@ class Run:
             cc = s[:-len(".send.rec")] + ".cc.log"
             if os.path.exists(cc):
                 self.cc[name] = read_cc_log(cc, self.t0_ns)
+            notices = s[:-len(".send.rec")] + ".notices.rec"
+            if os.path.exists(notices):
+                self.flows[name].dropped = read_notices(notices)
         # TCP flow i is the i-th flow of the [[tcp]] groups, in order.
         directions = [g["direction"] for g in self.meta["config"]["tcp"]
                       for _ in range(g["flows"])]
@@ -176,16 +182,53 @@ class Run:
         return (edges[:-1] >= start) & (edges[1:] <= end + BIN_S)
 
 
+QUEUE_COLUMNS = ("q_qlen", "q_expired", "q_evicted", "q_refused")
+
+
 def read_cc_log(path, t0_ns):
     """CCID3 state over time: dict of arrays t (s from t0), x and x_recv
-    (bytes/s); samples without CCID3 data (CCID 2) are dropped."""
+    (bytes/s), and the queue counters QUEUE_COLUMNS (NaN where the kernel
+    gave none); samples without CCID3 data (CCID 2) are dropped."""
     try:
         r = records.read(path, magic="# sbpn-cc 1")
     except (OSError, ValueError) as e:
         raise FormatError(str(e)) from None
     rows = [x for x in r.rows if x["x_Bps"] != "-"]
     col = {k: np.array([float(x[k]) for x in rows]) for k in ("t_ns", "x_Bps", "x_recv_Bps")}
-    return {"t": (col["t_ns"] - t0_ns) / 1e9, "x": col["x_Bps"], "x_recv": col["x_recv_Bps"]}
+    out = {"t": (col["t_ns"] - t0_ns) / 1e9, "x": col["x_Bps"], "x_recv": col["x_recv_Bps"]}
+    for k in QUEUE_COLUMNS:
+        out[k] = np.array([float(x[k]) if x.get(k, "-") != "-" else math.nan for x in rows])
+    return out
+
+
+def read_notices(path):
+    """{seq: reason} of a flow's drop notices (sbpn-send --notices)."""
+    try:
+        r = records.read(path, magic=records.NOTICES_FORMAT)
+        return {int(x["seq"]): x["reason"] for x in r.rows}
+    except (OSError, ValueError, KeyError) as e:
+        raise FormatError(f"{path}: {e}") from None
+
+
+# The fate of each scheduled packet, in the order the per-run figure lists them.
+FATES = ("on time", "late", "lost in the network", "expired", "evicted", "CCID error",
+         "refused")
+_NOTICE_FATES = {"expired": "expired", "evicted": "evicted", "ccid_err": "CCID error"}
+
+
+def fates(flow):
+    """Array of FATES, one per scheduled packet: refused by sendmsg(),
+    discarded by the sender's kernel (from the drop notices), lost on the
+    way, or received on time or late against its expiry.  Without notices
+    a kernel discard counts as lost in the network."""
+    out = np.full(len(flow.cls), "lost in the network", dtype=object)
+    got = ~np.isnan(flow.recv)
+    out[got] = np.where(flow.recv[got] <= flow.expiry[got], "on time", "late")
+    for seq, reason in (flow.dropped or {}).items():
+        if 0 <= seq < len(out) and not got[seq]:
+            out[seq] = _NOTICE_FATES.get(reason, "lost in the network")
+    out[~flow.accepted] = "refused"
+    return out
 
 
 def read_iperf(path, started_s):
@@ -462,8 +505,12 @@ def run_metrics(run, buffer_s):
     forward = sum(g for n, g in goodput.items()
                   if run.tcp.get(n, {}).get("direction") != "reverse")
     capacity = link_capacity(run, edges)
+    competing = [n for n, t in run.tcp.items() if t.get("direction") != "reverse"]
     shared = {"jain": jain(means) if max(means) > 0 else math.nan,
-              "utilisation": float((forward[window] / capacity[window]).mean())}
+              "utilisation": float((forward[window] / capacity[window]).mean()),
+              # what the competing (forward) TCP flows got, together
+              "tcp.goodput_kbps": (sum(float(goodput[n][window].mean()) for n in competing)
+                                   / 1000 if competing else math.nan)}
     if run.short is not None:
         shared.update(short_flows(run.short))
     rows = []

@@ -376,6 +376,44 @@ def run_metrics_of_a_run():
 
 
 @test
+def headline_states_what_intervals_allow():
+    # Ten seeds; sbpn2 gets exactly 10 points more audio (noise cancels in
+    # pairs), video +3 and -1 points alternately (mean +1, CI +-1.5: cannot
+    # tell), and TCP 50 kbit/s less.  A second campaign has no difference.
+    def rows(d_audio, d_video, d_tcp):
+        out = []
+        for i in range(10):
+            base = {"audio.on_time_frac": 0.80 + 0.01 * (i % 3),
+                    "video.on_time_frac": 0.60, "tcp.goodput_kbps": 600.0 + i}
+            out.append({"policy": "simple", "key": (i, 1), **base})
+            out.append({"policy": "sbpn2", "key": (i, 1),
+                        "audio.on_time_frac": base["audio.on_time_frac"] + d_audio,
+                        "video.on_time_frac": 0.60 + (3 * d_video if i % 2 else -d_video),
+                        "tcp.goodput_kbps": base["tcp.goodput_kbps"] + d_tcp})
+        return out
+    lines = report.headline(rows(0.10, 0.01, -50), "simple", "sbpn2", "t")
+    check(len(lines) == 2 and "10 runs of each" in lines[0] and
+          "+10.0 ±0.0 points of audio on time" in lines[0] and
+          "-50.0 ±0.0 kbit/s of competing TCP goodput" in lines[0], f"numbers: {lines}")
+    check("audio on time: higher" in lines[1] and "video on time: cannot tell" in lines[1]
+          and "competing TCP goodput: lower" in lines[1], f"verdicts: {lines}")
+    none = report.headline(rows(0, 0, 0), "simple", "sbpn2", "t")
+    check(none[1].count("cannot tell") == 3, f"no difference: {none}")
+    check(report.headline(rows(0.1, 0, 0), "simple", "prio", "t") == [],
+          "a policy the campaign does not have gets no headline")
+    ref = os.path.join(TMP, "reference.csv")
+    with open(ref, "w", newline="") as f:
+        w = csv.DictWriter(f, ["comparison", "policy", "metric", "n", "mean", "ci95"])
+        w.writeheader()
+        w.writerow({"comparison": "x", "policy": "sbpn2", "metric": "paired_audio.on_time_frac",
+                    "n": 30, "mean": 0.073, "ci95": 0.011})
+    lines = report.headline(rows(0.1, 0, 0), "simple", "sbpn2", "t",
+                            report.read_reference(ref, "sbpn2"))
+    check("Reference (reference.csv, 30 pairs): +7.3 ±1.1 points of audio on time" in lines[2],
+          f"reference: {lines}")
+
+
+@test
 def report_tables():
     out = os.path.join(TMP, "report")
     rc, text, err = run_report(campaign(), "--out", out, "--no-figures")
@@ -541,6 +579,38 @@ def report_figures():
         magic = b"\x89PNG" if n.endswith("png") else b"<svg"
         check(size > 5000 and (head.startswith(magic) or magic in head),
               f"{n}: {size} bytes, not a figure")
+
+
+@test
+def run_fates_and_figure():
+    # simple, seed 1: of the 150 audio packets after warm-up 120 on time,
+    # 3 late, 27 lost; with notices saying the kernel discarded 2 of the
+    # lost as expired and 1 as evicted, 24 are left lost in the network.
+    camp = os.path.join(TMP, "fates")
+    shutil.copytree(os.path.join(campaign(), "policy=simple,rep=01"),
+                    os.path.join(camp, "policy=simple,rep=01"))
+    d = os.path.join(camp, "policy=simple,rep=01")
+    flow = stats.Run(d).flows["call"]
+    after = flow.select("audio", WARMUP_S)
+    lost = [int(i) for i in np.flatnonzero(after & np.isnan(flow.recv))]
+    with open(os.path.join(d, "media-call.notices.rec"), "w") as f:
+        f.write("# sbpn-notices 1\n# role: send\nseq\tclass\treason\texpiry_ns\tnotice_ns\n"
+                + "".join(f"{q}\taudio\t{r}\t0\t0\n" for q, r in
+                          zip(lost, ("expired", "expired", "evicted")))
+                + "# complete: 1\n")
+    run = stats.Run(d)
+    fate = stats.fates(run.flows["call"])[after]
+    counts = {k: int((fate == k).sum()) for k in stats.FATES}
+    check(counts == {"on time": 120, "late": 3, "lost in the network": 24, "expired": 2,
+                     "evicted": 1, "CCID error": 0, "refused": 0}, f"fates {counts}")
+    out = os.path.join(TMP, "fates-report")
+    rc, text, err = run_report(camp, "--out", out, "--runs", "rep=01$")
+    check(rc == 0, f"rc {rc}: {err}")
+    for ext in ("png", "svg"):
+        path = os.path.join(out, "figures", f"run-policy=simple_rep=01-call.{ext}")
+        check(os.path.exists(path) and os.path.getsize(path) > 5000, f"{path} missing")
+    rc, _, err = run_report(camp, "--out", out, "--runs", "(", "--no-figures")
+    check(rc == 2 and "--runs: not a regular expression" in err, f"bad regex: {rc} {err}")
 
 
 @test
