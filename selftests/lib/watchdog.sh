@@ -5,17 +5,24 @@
 # $kselftest_timeout seconds gets SIGTERM, and SIGKILL 10 s later if it
 # ignores that (runner.sh's timeout only sends SIGTERM, so a program stuck in
 # the kernel hung the whole suite); at the moment it overruns, SysRq w dumps
-# the blocked tasks to the kernel log, which scripts/vm-run keeps.
+# the blocked tasks to the kernel log, which scripts/vm-run keeps.  As in
+# runner.sh, the inner timeout runs the program in a process group of its
+# own and signals all of it: a child left behind would keep the output pipe
+# open and hang the suite.
 
 tap_timeout()
 {
 	local rc wd
 
-	(sleep "$kselftest_timeout" &&
+	# Its sleep must not hold the program's output pipe open: the runner
+	# reads that pipe to its end.
+	(sleep "$kselftest_timeout" >/dev/null 2>&1 </dev/null &&
 		echo "# $1: overran ${kselftest_timeout}s; blocked tasks (SysRq w) in the kernel log" &&
 		echo w >/proc/sysrq-trigger) &
 	wd=$!
-	/usr/bin/timeout --foreground --kill-after=10 "$kselftest_timeout" $1
+	# the outer one only in case the inner one itself hangs
+	/usr/bin/timeout --foreground --kill-after=10 $((kselftest_timeout + 20)) \
+		/usr/bin/timeout --kill-after=10 "$kselftest_timeout" $1
 	rc=$?
 	kill "$wd" 2>/dev/null
 	wait "$wd" 2>/dev/null
