@@ -82,7 +82,7 @@ chmod +x "$TMP/stuck/stuck.sh"
 "$VMRUN" --timeout 120 --out "$TMP/out" -- make -s -C "$TMP/stuck" run_tests \
 	>"$TMP/stuck.out" 2>&1
 rc=$?
-grep 'stuck.sh' "$TMP/stuck.out" | sed 's/^/# /'
+grep 'stuck.sh' "$TMP/stuck.out" | sed 's/^/# stuck: /'
 check "the watchdog kills a program that ignores SIGTERM, dumping blocked tasks (got $rc)" \
 	sh -c "test $rc -eq 125 && grep -q '^not ok 1 .*stuck.sh # exit=137' '$TMP/stuck.out' &&
 	       grep -q 'Show Blocked State' '$TMP/out/console.log'"
