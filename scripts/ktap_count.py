@@ -80,7 +80,8 @@ def count(lines):
         if not m:
             continue
         top += 1
-        desc = m.group(2).strip()
+        # the description without a directive such as "# exit=1"
+        desc = re.sub(r"\s+#.*$", "", m.group(2)).strip()
         programs.append(desc)
         bad, skip = bool(m.group(1)), bool(m.group(3))
         cases = nested["ok"] + nested["fail"] + nested["skip"]

@@ -55,7 +55,7 @@ def test(name, log, rc, want, *opts, says=None):
 
 def main():
     print("TAP version 13")
-    print("1..8")
+    print("1..9")
     test("nested cases count, a skipped case as a skip",
          "1..2\n" + PROGRAM_OK + SCRIPT_OK.replace("ok 3", "ok 2"), 0, (3, 0, 1))
     test("a program that crashed after some cases is one failure more",
@@ -75,6 +75,9 @@ def main():
          "1..1\n" + PROGRAM_OK, 1, (2, 1, 1), says="exited 1")
     test("a suite that stopped before its plan fails", "1..3\n" + PROGRAM_OK, 0, (2, 1, 1),
          says="planned 3 results, got 1")
+    test("a failed program is found by name despite its directive, and fails once",
+         "1..1\n" + PROGRAM_CRASHED.replace("not ok 2", "not ok 1"), 1, (1, 1, 0),
+         "--expect", "sbpn_b")
     return 0 if all(results) else 1
 
 
