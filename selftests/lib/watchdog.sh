@@ -14,11 +14,11 @@ tap_timeout()
 {
 	local rc wd
 
-	# Its sleep must not hold the program's output pipe open: the runner
-	# reads that pipe to its end.
-	(sleep "$kselftest_timeout" >/dev/null 2>&1 </dev/null &&
-		echo "# $1: overran ${kselftest_timeout}s; blocked tasks (SysRq w) in the kernel log" &&
-		echo w >/proc/sysrq-trigger) &
+	# The watchdog must not hold the program's output pipe open (the runner
+	# reads that pipe to its end): it writes to the kernel log only.
+	(sleep "$kselftest_timeout" &&
+		echo "kselftest watchdog: $1 overran ${kselftest_timeout}s" >/dev/kmsg &&
+		echo w >/proc/sysrq-trigger) >/dev/null 2>&1 </dev/null &
 	wd=$!
 	# the outer one only in case the inner one itself hangs
 	/usr/bin/timeout --foreground --kill-after=10 $((kselftest_timeout + 20)) \
