@@ -13,8 +13,7 @@
  */
 #include "sbpn_test.h"
 
-#define TRACING		"/sys/kernel/tracing"
-#define EVENT_DIR	TRACING "/events/kmem/kmem_cache_alloc"
+#define EVENT_DIR	SBPN_TRACING "/events/kmem/kmem_cache_alloc"
 #define BAND_CACHE	"/sys/kernel/slab/dccp_qpolicy_band"
 #define PACKETS		200
 #define MAX_ALLOCS	4
@@ -40,18 +39,6 @@ FIXTURE_SETUP(bands)
 
 FIXTURE_TEARDOWN(bands)
 {
-}
-
-static void write_file(struct __test_metadata *_metadata, const char *path,
-		       const char *s)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC);
-
-	ASSERT_LE(0, fd) {
-		TH_LOG("%s: %s", path, strerror(errno));
-	}
-	ASSERT_EQ((ssize_t)strlen(s), write(fd, s, strlen(s)));
-	close(fd);
 }
 
 static long read_long(struct __test_metadata *_metadata, const char *path)
@@ -91,18 +78,18 @@ TEST_F(bands, reused_not_reallocated)
 	ASSERT_LT(0, size);
 	snprintf(filter, sizeof(filter), "bytes_req == %ld && common_pid == %d",
 		 size, getpid());
-	write_file(_metadata, EVENT_DIR "/filter", filter);
-	write_file(_metadata, TRACING "/trace", "");
-	write_file(_metadata, EVENT_DIR "/enable", "1");
+	sbpn_write_file(_metadata, EVENT_DIR "/filter", filter);
+	sbpn_write_file(_metadata, SBPN_TRACING "/trace", "");
+	sbpn_write_file(_metadata, EVENT_DIR "/enable", "1");
 
 	for (uint32_t i = 0; i < PACKETS; i++) {
 		ASSERT_EQ(0, dt_send(fd, i, 1, 1 + i % 2, 0, 0, 0));
 		wait_empty(_metadata, fd);
 	}
-	write_file(_metadata, EVENT_DIR "/enable", "0");
-	write_file(_metadata, EVENT_DIR "/filter", "0");
+	sbpn_write_file(_metadata, EVENT_DIR "/enable", "0");
+	sbpn_write_file(_metadata, EVENT_DIR "/filter", "0");
 
-	f = fopen(TRACING "/trace", "r");
+	f = fopen(SBPN_TRACING "/trace", "r");
 	ASSERT_NE(NULL, f);
 	while (fgets(line, sizeof(line), f))
 		if (strstr(line, "kmem_cache_alloc:"))

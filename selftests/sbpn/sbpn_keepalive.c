@@ -40,15 +40,6 @@ FIXTURE_TEARDOWN(keepalive)
 {
 }
 
-static uint64_t x_Bps(struct __test_metadata *_metadata, int fd)
-{
-	struct dt_tfrc_tx_info ti;
-	socklen_t len = sizeof(ti);
-
-	EXPECT_EQ(0, getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID_TX_INFO, &ti, &len));
-	return ti.x >> 6;
-}
-
 TEST_F(keepalive, sbpn2_keeps_x)
 {
 	const int fds[2] = { self->c1.cfd, self->c2.cfd };
@@ -64,7 +55,7 @@ TEST_F(keepalive, sbpn2_keeps_x)
 	EXPECT_EQ(20, sbpn_recv(self->c1.afd, got, 20, 0));
 	EXPECT_EQ(20, sbpn_recv(self->c2.afd, got, 20, 0));
 	for (int k = 0; k < 2; k++)
-		x_before[k] = x_Bps(_metadata, fds[k]);
+		x_before[k] = sbpn_tx_info(_metadata, fds[k]).x >> 6;
 
 	for (uint32_t i = 0; i < 60; i++) {
 		for (int k = 0; k < 2; k++)
@@ -73,7 +64,7 @@ TEST_F(keepalive, sbpn2_keeps_x)
 		dt_sleep_ms(50);
 	}
 	for (int k = 0; k < 2; k++) {
-		x_after[k] = x_Bps(_metadata, fds[k]);
+		x_after[k] = sbpn_tx_info(_metadata, fds[k]).x >> 6;
 		s[k] = sbpn_stats(_metadata, fds[k]);
 		sbpn_stats_log(_metadata, k ? "SBPN2" : "SBPN1", &s[k]);
 		sbpn_check_invariant(_metadata, &s[k]);

@@ -27,16 +27,6 @@ FIXTURE_VARIANT(last_rtt) {
 FIXTURE_VARIANT_ADD(last_rtt, off) { .on = 0 };
 FIXTURE_VARIANT_ADD(last_rtt, on) { .on = 1 };
 
-static void feedback(struct __test_metadata *_metadata, const char *qdisc)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "qdisc change dev vb1 root %s\n", qdisc);
-	sbpn_switch(_metadata, sbpn_ns_b);
-	ASSERT_EQ(0, sbpn_batch("tc", cmd));
-	sbpn_switch(_metadata, sbpn_ns_a);
-}
-
 FIXTURE_SETUP(last_rtt)
 {
 	sbpn_connect(_metadata, &self->c, 1, 3, DCCPQ_POLICY_SBPN1, 0);
@@ -44,16 +34,7 @@ FIXTURE_SETUP(last_rtt)
 
 FIXTURE_TEARDOWN(last_rtt)
 {
-	feedback(_metadata, DELAY);
-}
-
-static struct dt_tfrc_tx_info tx_info(struct __test_metadata *_metadata, int fd)
-{
-	struct dt_tfrc_tx_info ti;
-	socklen_t len = sizeof(ti);
-
-	EXPECT_EQ(0, getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID_TX_INFO, &ti, &len));
-	return ti;
+	sbpn_set_ack_qdisc(_metadata, DELAY);
 }
 
 TEST_F(last_rtt, after_nofeedback)
@@ -71,13 +52,13 @@ TEST_F(last_rtt, after_nofeedback)
 
 	/* CCID 3 measures the RTT from the probes' feedback */
 	sbpn_measure_rtt(_metadata, &self->c, 400);
-	before = tx_info(_metadata, fd);
+	before = sbpn_tx_info(_metadata, fd);
 	ASSERT_LE(350000, before.rtt_us);
 
 	/* no feedback until the nofeedback timer has fired */
-	feedback(_metadata, DELAY " loss 100%");
+	sbpn_set_ack_qdisc(_metadata, DELAY " loss 100%");
 	for (int ms = 0; ms < 10000; ms += 100) {
-		after = tx_info(_metadata, fd);
+		after = sbpn_tx_info(_metadata, fd);
 		if (after.x < before.x)
 			break;
 		dt_sleep_ms(100);

@@ -11,9 +11,6 @@
  */
 #include "sbpn_test.h"
 
-#include <linux/errqueue.h>
-#include <netinet/ip.h>
-
 SBPN_TOPOLOGY(NULL, NULL, "netem delay 1000ms limit 10000", NULL)
 
 FIXTURE(notify) {
@@ -47,32 +44,15 @@ struct notice {
 /* One notice from the error queue of @fd: 0, or -errno (-EAGAIN: none) */
 static int read_notice(int fd, struct notice *n)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(struct sock_extended_err) +
-				    sizeof(struct sockaddr_in))];
-		struct cmsghdr align;
-	} control;
 	char payload[DT_PAYLOAD];
-	struct iovec iov = { .iov_base = payload, .iov_len = sizeof(payload) };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = control.buf, .msg_controllen = sizeof(control.buf),
-	};
-	struct cmsghdr *cmsg;
-	ssize_t len;
+	ssize_t len = sbpn_read_notice(fd, payload, sizeof(payload), &n->ee);
 
-	len = recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT);
 	if (len < 0)
-		return -errno;
+		return len;
 	if (len != DT_PAYLOAD)
 		return -EBADMSG;
 	memcpy(&n->tag, payload, sizeof(n->tag));
-	for (cmsg = CMSG_FIRSTHDR(&msg); cmsg; cmsg = CMSG_NXTHDR(&msg, cmsg))
-		if (cmsg->cmsg_level == SOL_IP && cmsg->cmsg_type == IP_RECVERR) {
-			memcpy(&n->ee, CMSG_DATA(cmsg), sizeof(n->ee));
-			return 0;
-		}
-	return -ENOMSG;
+	return 0;
 }
 
 static uint64_t notice_expiry(const struct notice *n)

@@ -31,18 +31,6 @@
 
 SBPN_TOPOLOGY(NULL, NULL, ACK_DELAY, NULL)
 
-/* Replace the root qdisc of vb1, the receiver's end of path 1. */
-static void sbpn_set_ack_qdisc(struct __test_metadata *_metadata,
-			       const char *qdisc)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "qdisc change dev vb1 root %s\n", qdisc);
-	sbpn_switch(_metadata, sbpn_ns_b);
-	EXPECT_EQ(0, sbpn_batch("tc", cmd));
-	sbpn_switch(_metadata, sbpn_ns_a);
-}
-
 FIXTURE(rtt) {
 	struct sbpn_conn c;
 };

@@ -12,8 +12,6 @@
  */
 #include "sbpn_test.h"
 
-#define TRACING		"/sys/kernel/tracing"
-#define EVENT		TRACING "/events/dccp/dccp_qpolicy_drop/enable"
 #define PATH_RTT_MS	300
 
 SBPN_TOPOLOGY(NULL, NULL, "netem delay 300ms limit 10000", NULL)
@@ -31,29 +29,17 @@ FIXTURE_TEARDOWN(rtt3)
 {
 }
 
-static void write_file(struct __test_metadata *_metadata, const char *path,
-		       const char *s)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC);
-
-	ASSERT_LE(0, fd) {
-		TH_LOG("%s: %s", path, strerror(errno));
-	}
-	ASSERT_EQ((ssize_t)strlen(s), write(fd, s, strlen(s)));
-	close(fd);
-}
-
 TEST_F(rtt3, half_rtt_from_ccid3)
 {
-	unsigned long long expiry_ns, now_ns, t_x;
-	unsigned int sport, dport, prio, rtt_us = 0, qlen;
-	struct dt_tfrc_tx_info ti;
 	struct sockaddr_in local;
 	socklen_t len = sizeof(local);
 	struct dccp_qpolicy_stats s0, s;
+	struct sbpn_drop_event e;
+	struct dt_tfrc_tx_info ti;
 	uint32_t got[SBPN_MAX_TAGS];
 	int fd = self->c.cfd, events = 0;
-	char line[1024], reason[16];
+	unsigned long long t_x;
+	char line[1024];
 	FILE *f;
 
 	ASSERT_EQ(0, getsockname(fd, (struct sockaddr *)&local, &len));
@@ -63,43 +49,37 @@ TEST_F(rtt3, half_rtt_from_ccid3)
 		dt_sleep_ms(100);
 	}
 	EXPECT_EQ(10, sbpn_recv(self->c.afd, got, 10, 0));
-	len = sizeof(ti);
-	ASSERT_EQ(0, getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID_TX_INFO, &ti, &len));
+	ti = sbpn_tx_info(_metadata, fd);
 	TH_LOG("CCID 3: RTT %u us, X %llu B/s", ti.rtt_us, (unsigned long long)ti.x >> 6);
 	ASSERT_LE(PATH_RTT_MS * 800, ti.rtt_us);
 
-	write_file(_metadata, TRACING "/trace", "");
-	write_file(_metadata, EVENT, "1");
+	sbpn_write_file(_metadata, SBPN_TRACING "/trace", "");
+	sbpn_write_file(_metadata, SBPN_DROP_EVENT, "1");
 	s0 = sbpn_stats(_metadata, fd);
 	t_x = sbpn_in_ms(100);
 	ASSERT_EQ(0, dt_send(fd, 1, 1, 1, 1, t_x, MSG_DONTWAIT));
 	ASSERT_EQ(0, dt_send(fd, 2, 1, 1, 1, sbpn_in_ms(1000), MSG_DONTWAIT));
 	EXPECT_EQ(1, sbpn_recv(self->c.afd, got, 1, 0));
 	EXPECT_EQ(2, got[0]);
-	write_file(_metadata, EVENT, "0");
+	sbpn_write_file(_metadata, SBPN_DROP_EVENT, "0");
 	s = sbpn_drain(_metadata, fd);
 	sbpn_stats_log(_metadata, "sender", &s);
 	EXPECT_EQ(1, s.expired - s0.expired);
 	EXPECT_EQ(1, s.sent - s0.sent);
 
-	f = fopen(TRACING "/trace", "r");
+	f = fopen(SBPN_TRACING "/trace", "r");
 	ASSERT_NE(NULL, f);
 	while (fgets(line, sizeof(line), f)) {
-		char *p = strstr(line, "dccp_qpolicy_drop: sport=");
-
-		if (!p || sscanf(p, "dccp_qpolicy_drop: sport=%u dport=%u reason=%15s priority=%u expiry_ns=%llu now_ns=%llu rtt_us=%u qlen=%u",
-				 &sport, &dport, reason, &prio, &expiry_ns, &now_ns,
-				 &rtt_us, &qlen) != 8 || sport != ntohs(local.sin_port))
+		if (sbpn_parse_drop(line, ntohs(local.sin_port), &e))
 			continue;
-		p[strcspn(p, "\n")] = 0;
-		TH_LOG("%s", p);
+		TH_LOG("%s", line);
 		events++;
-		EXPECT_STREQ("expired", reason);
-		EXPECT_EQ(t_x, expiry_ns);
+		EXPECT_STREQ("expired", e.reason);
+		EXPECT_EQ(t_x, e.expiry_ns);
 		/* the path's RTT, give or take what TCG adds */
-		EXPECT_LE(PATH_RTT_MS * 800, rtt_us);
-		EXPECT_GE(PATH_RTT_MS * 2000, rtt_us);
-		EXPECT_LT(expiry_ns, now_ns + rtt_us * 1000ULL / 2);
+		EXPECT_LE(PATH_RTT_MS * 800, e.rtt_us);
+		EXPECT_GE(PATH_RTT_MS * 2000, e.rtt_us);
+		EXPECT_LT(e.expiry_ns, e.now_ns + e.rtt_us * 1000ULL / 2);
 	}
 	fclose(f);
 	EXPECT_EQ(1, events);

@@ -30,6 +30,8 @@
 
 #include "dccp_test.h"
 
+#include <linux/errqueue.h>
+
 #define SBPN_FILLER	0x80000000u	/* tag bit of the window fillers */
 #define SBPN_PROBE	0x40000000u	/* tag bit of sbpn_measure_rtt()'s packets */
 #define SBPN_PROBES	2		/* packets sbpn_measure_rtt() sends */
@@ -404,6 +406,106 @@ static inline void sbpn_expect_tags(struct __test_metadata *_metadata,
 		sbpn_log_tags(_metadata, "received", got, n_got);
 	}
 	EXPECT_TRUE(same);
+}
+
+/* ---- tracefs, CCID 3 state, drop notices ---------------------------- */
+
+#define SBPN_TRACING	"/sys/kernel/tracing"
+#define SBPN_DROP_EVENT	SBPN_TRACING "/events/dccp/dccp_qpolicy_drop/enable"
+
+/* Write @s to the (tracefs) file @path. */
+static inline void sbpn_write_file(struct __test_metadata *_metadata,
+				   const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+
+	ASSERT_LE(0, fd) {
+		TH_LOG("%s: %s", path, strerror(errno));
+	}
+	ASSERT_EQ((ssize_t)strlen(s), write(fd, s, strlen(s)));
+	close(fd);
+}
+
+/* One dccp:dccp_qpolicy_drop event as the trace file prints it. */
+struct sbpn_drop_event {
+	unsigned int sport, dport, priority, rtt_us, qlen;
+	unsigned long long expiry_ns, now_ns;
+	char reason[16], src[64], dest[64];
+};
+
+/*
+ * Parse a trace line into @e; the line is cut to the event's text.  0 if it
+ * is a drop event of local port @sport, -1 otherwise.
+ */
+static inline int sbpn_parse_drop(char *line, unsigned int sport,
+				  struct sbpn_drop_event *e)
+{
+	char *p = strstr(line, "dccp_qpolicy_drop: sport=");
+
+	if (!p || sscanf(p, "dccp_qpolicy_drop: sport=%u dport=%u reason=%15s priority=%u expiry_ns=%llu now_ns=%llu rtt_us=%u qlen=%u src=%63s dest=%63s",
+			 &e->sport, &e->dport, e->reason, &e->priority,
+			 &e->expiry_ns, &e->now_ns, &e->rtt_us, &e->qlen,
+			 e->src, e->dest) != 10 || e->sport != sport)
+		return -1;
+	memmove(line, p, strlen(p) + 1);
+	line[strcspn(line, "\n")] = 0;
+	return 0;
+}
+
+/* The CCID 3 sender state of @fd (DCCP_SOCKOPT_CCID_TX_INFO). */
+static inline struct dt_tfrc_tx_info sbpn_tx_info(struct __test_metadata *_metadata,
+						  int fd)
+{
+	struct dt_tfrc_tx_info ti;
+	socklen_t len = sizeof(ti);
+
+	memset(&ti, 0, sizeof(ti));
+	EXPECT_EQ(0, getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID_TX_INFO, &ti, &len));
+	return ti;
+}
+
+/* Replace the root qdisc of vb1, the receiver's end of path 1 (its Acks). */
+static inline void sbpn_set_ack_qdisc(struct __test_metadata *_metadata,
+				      const char *qdisc)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "qdisc change dev vb1 root %s\n", qdisc);
+	sbpn_switch(_metadata, sbpn_ns_b);
+	ASSERT_EQ(0, sbpn_batch("tc", cmd));
+	sbpn_switch(_metadata, sbpn_ns_a);
+}
+
+/*
+ * One drop notice from the error queue of @fd, without blocking: its
+ * payload into @buf (@cap bytes) and its extended error into @ee.  The
+ * payload's length, or -errno (-EAGAIN: none; -ENOMSG: no IP_RECVERR).
+ */
+static inline ssize_t sbpn_read_notice(int fd, void *buf, size_t cap,
+				       struct sock_extended_err *ee)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct sock_extended_err) +
+				    sizeof(struct sockaddr_in))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { .iov_base = buf, .iov_len = cap };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = control.buf, .msg_controllen = sizeof(control.buf),
+	};
+	struct cmsghdr *cmsg;
+	ssize_t len;
+
+	len = recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT);
+	if (len < 0)
+		return -errno;
+	for (cmsg = CMSG_FIRSTHDR(&msg); cmsg; cmsg = CMSG_NXTHDR(&msg, cmsg))
+		if (cmsg->cmsg_level == SOL_IP && cmsg->cmsg_type == IP_RECVERR) {
+			memcpy(ee, CMSG_DATA(cmsg), sizeof(*ee));
+			return len;
+		}
+	return -ENOMSG;
 }
 
 #endif /* SBPN_TEST_H */

@@ -14,9 +14,6 @@
  */
 #include "sbpn_test.h"
 
-#define TRACING	"/sys/kernel/tracing"
-#define EVENT	TRACING "/events/dccp/dccp_qpolicy_drop/enable"
-
 SBPN_TOPOLOGY(NULL, NULL, "netem delay 1000ms limit 10000", NULL)
 
 FIXTURE(trace) {
@@ -38,24 +35,6 @@ FIXTURE_TEARDOWN(trace)
 {
 }
 
-static void write_file(struct __test_metadata *_metadata, const char *path,
-		       const char *s)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC);
-
-	ASSERT_LE(0, fd) {
-		TH_LOG("%s: %s", path, strerror(errno));
-	}
-	ASSERT_EQ((ssize_t)strlen(s), write(fd, s, strlen(s)));
-	close(fd);
-}
-
-struct drop_event {
-	unsigned int sport, dport, priority, rtt_us, qlen;
-	unsigned long long expiry_ns, now_ns;
-	char reason[16], src[64], dest[64];
-};
-
 enum { A = 1, B, C, G, X };	/* test packet tags */
 
 TEST_F(trace, one_event_per_drop)
@@ -70,16 +49,16 @@ TEST_F(trace, one_event_per_drop)
 	FILE *f;
 	int fd;
 
-	if (access(TRACING "/trace", W_OK))
-		SKIP(return, "no tracefs at " TRACING);
+	if (access(SBPN_TRACING "/trace", W_OK))
+		SKIP(return, "no tracefs at " SBPN_TRACING);
 	sbpn_connect(_metadata, &self->c, 1, 2, variant->policy, 3);
 	sbpn_measure_rtt(_metadata, &self->c, 1000);
 	fd = self->c.cfd;
 	ASSERT_EQ(0, getsockname(fd, (struct sockaddr *)&local, &len));
 	snprintf(src, sizeof(src), "%s:%u", sbpn_ip_a[1], ntohs(local.sin_port));
 	snprintf(dest, sizeof(dest), "%s:%u", sbpn_ip_b[1], self->c.port);
-	write_file(_metadata, TRACING "/trace", "");
-	write_file(_metadata, EVENT, "1");
+	sbpn_write_file(_metadata, SBPN_TRACING "/trace", "");
+	sbpn_write_file(_metadata, SBPN_DROP_EVENT, "1");
 
 	sbpn_block(_metadata, &self->c, 0);
 	x_expiry = sbpn_in_ms(50);
@@ -89,7 +68,7 @@ TEST_F(trace, one_event_per_drop)
 	EXPECT_EQ(-EAGAIN, dt_send(fd, G, 1, 0, 0, 0, MSG_DONTWAIT));
 	ASSERT_EQ(0, dt_send(fd, C, 1, 2, 1, sbpn_in_ms(5000), MSG_DONTWAIT));
 	ASSERT_EQ(0, connect(fd, &unspec, sizeof(unspec)));
-	write_file(_metadata, EVENT, "0");
+	sbpn_write_file(_metadata, SBPN_DROP_EVENT, "0");
 
 	s = sbpn_stats(_metadata, fd);
 	sbpn_stats_log(_metadata, "sender", &s);
@@ -98,20 +77,14 @@ TEST_F(trace, one_event_per_drop)
 	EXPECT_EQ(1, s.evicted);
 	EXPECT_EQ(3, s.purged);
 
-	f = fopen(TRACING "/trace", "r");
+	f = fopen(SBPN_TRACING "/trace", "r");
 	ASSERT_NE(NULL, f);
 	while (fgets(line, sizeof(line), f)) {
-		char *p = strstr(line, "dccp_qpolicy_drop: sport=");
-		struct drop_event e;
+		struct sbpn_drop_event e;
 
-		if (!p || sscanf(p, "dccp_qpolicy_drop: sport=%u dport=%u reason=%15s priority=%u expiry_ns=%llu now_ns=%llu rtt_us=%u qlen=%u src=%63s dest=%63s",
-				 &e.sport, &e.dport, e.reason, &e.priority,
-				 &e.expiry_ns, &e.now_ns, &e.rtt_us, &e.qlen,
-				 e.src, e.dest) != 10 ||
-		    e.sport != ntohs(local.sin_port))
+		if (sbpn_parse_drop(line, ntohs(local.sin_port), &e))
 			continue;
-		p[strcspn(p, "\n")] = 0;
-		TH_LOG("%s", p);
+		TH_LOG("%s", line);
 		EXPECT_STREQ(src, e.src);
 		EXPECT_STREQ(dest, e.dest);
 		if (!strcmp(e.reason, "expired")) {
