@@ -398,7 +398,22 @@ static int tcp_send_all(int fd, const unsigned char *buf, uint32_t len)
 	return 0;
 }
 
-/* ---- the CCID log ---------------------------------------------------- */
+/* ---- the DCCP logs: CCID state and drop notices ---------------------- */
+
+/* The format line and the metadata both DCCP logs start with. */
+static void dccp_log_head(struct recfile *r, const char *format_line, uint64_t start_ns,
+			  const char *kernel)
+{
+	fputs(format_line, r->f);
+	rec_meta(r, "role", "send");
+	rec_meta(r, "flow", "%s", cfg.flow);
+	rec_meta(r, "transport", "dccp");
+	rec_meta(r, "tool", "sbpn-send %s", SBPN_TOOL_VERSION);
+	rec_meta(r, "kernel", "%s", kernel);
+	rec_meta(r, "clock", "CLOCK_MONOTONIC");
+	rec_meta(r, "start_ns", "%llu", (unsigned long long)start_ns);
+	rec_meta(r, "policy", "%s", sbpn_policy_name(cfg.policy));
+}
 
 static struct recfile cclog;
 
@@ -410,15 +425,7 @@ static void cc_open(uint64_t start_ns, const char *kernel)
 		fprintf(stderr, "sbpn-send: --cc-log %s: %s\n", cfg.cc_log, strerror(errno));
 		exit(EXIT_RUNTIME);
 	}
-	fputs("# sbpn-cc 1\n", cclog.f);
-	rec_meta(&cclog, "role", "send");
-	rec_meta(&cclog, "flow", "%s", cfg.flow);
-	rec_meta(&cclog, "transport", "dccp");
-	rec_meta(&cclog, "tool", "sbpn-send %s", SBPN_TOOL_VERSION);
-	rec_meta(&cclog, "kernel", "%s", kernel);
-	rec_meta(&cclog, "clock", "CLOCK_MONOTONIC");
-	rec_meta(&cclog, "start_ns", "%llu", (unsigned long long)start_ns);
-	rec_meta(&cclog, "policy", "%s", sbpn_policy_name(cfg.policy));
+	dccp_log_head(&cclog, "# sbpn-cc 1\n", start_ns, kernel);
 	rec_meta(&cclog, "ccid", "%d", cfg.ccid);
 	rec_meta(&cclog, "interval_ms", "%llu", (unsigned long long)cfg.cc_interval_ms);
 	rec_meta(&cclog, "missing", "- (CCID 2 has no tx info; qpolicy counters need the SBPN kernel)");
@@ -451,8 +458,6 @@ static void cc_sample(int fd)
 	fputc('\n', cclog.f);
 }
 
-/* ---- the drop notices ------------------------------------------------ */
-
 static struct recfile notices;
 static size_t n_notices[SBPN_DROP_COUNT];
 
@@ -464,15 +469,7 @@ static void notices_open(uint64_t start_ns, const char *kernel)
 		fprintf(stderr, "sbpn-send: --notices %s: %s\n", cfg.notices, strerror(errno));
 		exit(EXIT_RUNTIME);
 	}
-	fputs("# sbpn-notices 1\n", notices.f);
-	rec_meta(&notices, "role", "send");
-	rec_meta(&notices, "flow", "%s", cfg.flow);
-	rec_meta(&notices, "transport", "dccp");
-	rec_meta(&notices, "tool", "sbpn-send %s", SBPN_TOOL_VERSION);
-	rec_meta(&notices, "kernel", "%s", kernel);
-	rec_meta(&notices, "clock", "CLOCK_MONOTONIC");
-	rec_meta(&notices, "start_ns", "%llu", (unsigned long long)start_ns);
-	rec_meta(&notices, "policy", "%s", sbpn_policy_name(cfg.policy));
+	dccp_log_head(&notices, "# sbpn-notices 1\n", start_ns, kernel);
 	rec_columns(&notices, "seq\tclass\treason\texpiry_ns\tnotice_ns");
 }
 
