@@ -24,6 +24,7 @@ import threading
 import time
 
 from . import RESULTS_FORMAT, schedule
+from .scenario import option_flags
 from .testbed import RECEIVER_ADDR, SENDER_ADDR, Testbed
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -186,8 +187,8 @@ def _media_argv(m, i, seed, duration, workdir):
         send += ["--policy", m["policy"], "--ccid", str(m["ccid"]),
                  "--tx-qlen", str(m["tx_qlen"]), "--cc-log", base + ".cc.log",
                  "--notices", base + ".notices.rec"]
-        if m["faster_restart"] and m["ccid"] == 3:
-            send += ["--faster-restart"]
+        if m["ccid"] == 3:
+            send += [f"--{opt.replace('_', '-')}" for opt in option_flags(m)]
     return recv, send
 
 

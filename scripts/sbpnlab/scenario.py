@@ -18,6 +18,18 @@ import tomllib
 POLICIES = ("simple", "prio", "sbpn1", "sbpn2", "sbpn3")
 # A sweep "policy" may also name another transport for the media flows.
 SWEEP_POLICIES = POLICIES + ("udp", "tcp")
+# Per-socket options of a CCID 3 media flow, each with the suffix that marks
+# it in a row label ("sbpn2+sp+pd"); predict only changes the SBPN policies.
+CCID3_OPTIONS = {"faster_restart": "fr", "size_pacing": "sp", "predict": "pd"}
+
+
+def option_flags(media):
+    """The CCID3 options in effect for a media flow's config, in
+    CCID3_OPTIONS order (configs written before an option existed lack it)."""
+    if media["transport"] != "dccp" or media["ccid"] != 3:
+        return []
+    return [o for o in CCID3_OPTIONS if media.get(o)
+            and (o != "predict" or media["policy"].startswith("sbpn"))]
 RATE_UNITS = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9}
 
 
@@ -246,7 +258,7 @@ def _check_media(c, entries, duration, base):
         k = ("media", i)
         c.table(m, k, {"name", "source", "model", "trace", "transport", "policy", "ccid",
                        "tx_qlen", "lifetime_ms", "start_s", "faster_restart",
-                       "silence_suppression"})
+                       "size_pacing", "predict", "silence_suppression"})
         e = {
             "name": c.string(m, k + ("name",), f"flow{i}"),
             "source": c.choice(m, k + ("source",), "ekiga", ("ekiga", "cbr", "trace")),
@@ -257,11 +269,13 @@ def _check_media(c, entries, duration, base):
             "lifetime_ms": c.number(m, k + ("lifetime_ms",), 200, 0, 600000, integer=True),
             "start_s": c.number(m, k + ("start_s",), 0, 0, duration),
             "faster_restart": c.boolean(m, k + ("faster_restart",), False),
+            "size_pacing": c.boolean(m, k + ("size_pacing",), False),
+            "predict": c.boolean(m, k + ("predict",), False),
             "silence_suppression": c.boolean(m, k + ("silence_suppression",), False),
         }
-        if e["faster_restart"] and (e["transport"], e["ccid"]) != ("dccp", 3):
-            c.fail(k + ("faster_restart",), "false unless transport = 'dccp' and ccid = 3",
-                   True)
+        for opt in CCID3_OPTIONS:
+            if e[opt] and (e["transport"], e["ccid"]) != ("dccp", 3):
+                c.fail(k + (opt,), "false unless transport = 'dccp' and ccid = 3", True)
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", e["name"]) or e["name"] in names:
             c.fail(k + ("name",), "a unique name of letters, digits, _ and - (1-32)",
                    e["name"])
@@ -287,6 +301,8 @@ SWEEP_KEYS = {
     "tx_qlen": lambda c, s, k: c.number(s, k, None, 0, 100000, integer=True),
     "lifetime_ms": lambda c, s, k: c.number(s, k, None, 0, 600000, integer=True),
     "faster_restart": lambda c, s, k: c.boolean(s, k, None),
+    "size_pacing": lambda c, s, k: c.boolean(s, k, None),
+    "predict": lambda c, s, k: c.boolean(s, k, None),
     "rtt_ms": lambda c, s, k: c.number(s, k, None, 0, 20000),
     "rate": lambda c, s, k: c.rate(s, k),
     "loss_pct": lambda c, s, k: c.number(s, k, None, 0, 100),
@@ -318,7 +334,7 @@ def apply_point(config, point):
                     m["transport"], m["policy"] = "dccp", v
                 else:
                     m["transport"] = v
-        elif name in ("ccid", "tx_qlen", "lifetime_ms", "faster_restart"):
+        elif name in ("ccid", "tx_qlen", "lifetime_ms", *CCID3_OPTIONS):
             for m in cfg["media"]:
                 m[name] = v
         elif name == "rtt_ms":

@@ -22,7 +22,7 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from . import RESULTS_FORMAT
-from .scenario import parse_rate
+from .scenario import CCID3_OPTIONS, option_flags, parse_rate
 
 # The record reader is shared with the userspace tests: one reader per format.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -473,21 +473,21 @@ def short_flows(short):
 
 def policy_of(meta, flow):
     """A flow's row label: its DCCP policy, or its transport if not DCCP;
-    "+fr" marks a CCID3 sender with Faster Restart on."""
+    with a suffix per CCID3 option on ("sbpn2+fr", "sbpn2+sp+pd")."""
     m = next(x for x in meta["config"]["media"] if x["name"] == flow)
     if m["transport"] != "dccp":
         return m["transport"]
-    fr = m.get("faster_restart") and m["ccid"] == 3
-    return m["policy"] + ("+fr" if fr else "")
+    return "+".join([m["policy"]] + [CCID3_OPTIONS[o] for o in option_flags(m)])
 
 
 def policies(rows):
-    """The policies of metric rows in POLICY_ORDER, each with Faster Restart
-    right after it without; unknown ones last."""
+    """The policies of metric rows in POLICY_ORDER, each followed by its
+    variants with options, fewest options first; unknown ones last."""
     def key(label):
-        base, fr = label.removesuffix("+fr"), label.endswith("+fr")
+        base, *opts = label.split("+")
         known = base in POLICY_ORDER
-        return (not known, POLICY_ORDER.index(base) if known else 0, base, fr)
+        return (not known, POLICY_ORDER.index(base) if known else 0, base, len(opts),
+                opts)
 
     return sorted({r["policy"] for r in rows}, key=key)
 
@@ -518,7 +518,7 @@ def run_metrics(run, buffer_s):
         row = {"dir": run.dir, "run": meta["run_id"],
                "scenario": meta["config"]["scenario"]["name"],
                "params": {k: v for k, v in meta["params"].items()
-                          if k not in ("policy", "faster_restart")},
+                          if k != "policy" and k not in CCID3_OPTIONS},
                "policy": policy_of(meta, name), "flow": name,
                "key": (meta["seed"], meta["repetition"]), "seed": meta["seed"],
                "repetition": meta["repetition"], **shared}

@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
 sys.path.insert(0, SCRIPTS)
 from sbpnlab import campaign, netlink, schedule  # noqa: E402
-from sbpnlab.scenario import ScenarioError, load  # noqa: E402
+from sbpnlab.scenario import CCID3_OPTIONS, ScenarioError, load, option_flags  # noqa: E402
 
 GOOD = """\
 [scenario]
@@ -97,6 +97,11 @@ BAD = [
     ("faster_restart over UDP", GOOD.replace('name = "a"', 'name = "a"\ntransport = "udp"\n'
                                             "faster_restart = true"),
      [":19:", "field 'media[0].faster_restart'", "ccid = 3"]),
+    ("size_pacing over CCID 2", GOOD.replace('name = "a"', 'name = "a"\nccid = 2\n'
+                                            "size_pacing = true"),
+     [":19:", "field 'media[0].size_pacing'", "ccid = 3"]),
+    ("predict sweep value", GOOD.replace("rtt_ms = [30, 150]", "predict = [0, 1]"),
+     ["field 'sweep.predict'", "true or false"]),
     ("silence_suppression not a boolean",
      GOOD.replace('name = "b"', 'name = "b"\nsilence_suppression = "yes"'),
      ["field 'media[1].silence_suppression'", "true or false", "'yes'"]),
@@ -246,6 +251,15 @@ def main():
               len(on) == 6 and all(m["faster_restart"] for r in on for m in r.config["media"])
               and not any(m["faster_restart"] for r in fr if r not in on
                           for m in r.config["media"]), f"{len(on)} of {len(fr)}")
+        sp = load(write(tmp, GOOD.replace("rtt_ms = [30, 150]",
+                                          "size_pacing = [false, true]\npredict = [false, true]"),
+                        "sp.toml")).runs()
+        labels = {"+".join([m["policy"] if m["transport"] == "dccp" else m["transport"]]
+                           + [CCID3_OPTIONS[o] for o in option_flags(m)])
+                  for r in sp for m in r.config["media"]}
+        check("size_pacing and predict sweep; predict marks only the SBPN policies",
+              labels == {"simple", "simple+sp", "sbpn2", "sbpn2+sp", "sbpn2+pd",
+                         "sbpn2+sp+pd", "udp"}, str(sorted(labels)))
         check("defaults filled in", sc.config["tcp"][0]["cc"] == "reno" and
               sc.config["tcp"][0]["write_bytes"] == 519 and
               sc.config["scenario"]["warmup_s"] == 3 and

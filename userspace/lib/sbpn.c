@@ -149,6 +149,30 @@ int sbpn_get_faster_restart(int fd, int *on)
 	return getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_FASTER_RESTART, on, &len);
 }
 
+int sbpn_set_size_pacing(int fd, int on)
+{
+	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_SIZE_PACING, &on, sizeof(on));
+}
+
+int sbpn_get_size_pacing(int fd, int *on)
+{
+	socklen_t len = sizeof(*on);
+
+	return getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_SIZE_PACING, on, &len);
+}
+
+int sbpn_set_predict(int fd, int on)
+{
+	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_PREDICT, &on, sizeof(on));
+}
+
+int sbpn_get_predict(int fd, int *on)
+{
+	socklen_t len = sizeof(*on);
+
+	return getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_PREDICT, on, &len);
+}
+
 int sbpn_set_ccid(int fd, uint8_t ccid)
 {
 	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID, &ccid, sizeof(ccid));

@@ -109,6 +109,15 @@ int sbpn_get_tx_ccid(int fd, int *ccid);
  */
 int sbpn_set_faster_restart(int fd, int on);
 int sbpn_get_faster_restart(int fd, int *on);
+/*
+ * CCID3 size pacing (DCCP_SOCKOPT_SIZE_PACING: each packet spaced by len / X)
+ * and SBPN's predicted departure (DCCP_SOCKOPT_QPOLICY_PREDICT), on is 0 or
+ * 1; any time.  ENOPROTOOPT when the kernel lacks them.
+ */
+int sbpn_set_size_pacing(int fd, int on);
+int sbpn_get_size_pacing(int fd, int *on);
+int sbpn_set_predict(int fd, int on);
+int sbpn_get_predict(int fd, int *on);
 
 /*
  * Drop notices (DCCP_SOCKOPT_QPOLICY_NOTIFY): each packet the queueing

@@ -32,6 +32,9 @@ DCCP_SOCKOPT_QPOLICY_TXQLEN = 17
 DCCP_SOCKOPT_QPOLICY_STATS = 18
 DCCP_SOCKOPT_FASTER_RESTART = 19
 DCCP_SOCKOPT_QPOLICY_NOTIFY = 20
+DCCP_SOCKOPT_QPOLICY_LAST_RTT = 21
+DCCP_SOCKOPT_SIZE_PACING = 22
+DCCP_SOCKOPT_QPOLICY_PREDICT = 23
 DCCP_SOCKOPT_CCID_TX_INFO = 192
 
 DCCP_SCM_PRIORITY = 1
@@ -98,6 +101,18 @@ def set_qlen(s, tx_qlen):
 def set_faster_restart(s, on):
     """CCID3 TFRC Faster Restart on or off; any time."""
     s.setsockopt(SOL_DCCP, DCCP_SOCKOPT_FASTER_RESTART, int(bool(on)))
+
+
+def set_size_pacing(s, on):
+    """CCID3 spaces each packet by its own size (len / X) on or off; any
+    time."""
+    s.setsockopt(SOL_DCCP, DCCP_SOCKOPT_SIZE_PACING, int(bool(on)))
+
+
+def set_predict(s, on):
+    """SBPN judges expiry at each packet's predicted departure on or off;
+    any time."""
+    s.setsockopt(SOL_DCCP, DCCP_SOCKOPT_QPOLICY_PREDICT, int(bool(on)))
 
 
 def set_notify(s, on):

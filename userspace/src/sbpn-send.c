@@ -48,7 +48,7 @@ static struct {
 	double duration_s;		/* <0: model's */
 	double lifetime_ms;		/* <0: model's */
 	uint64_t seed;
-	bool silence, dry_run, stats, faster_restart;
+	bool silence, dry_run, stats, faster_restart, size_pacing, predict;
 	uint64_t cc_interval_ms, linger_ms;
 	long flow_id;			/* -1: hash of the flow name */
 } cfg = {
@@ -79,6 +79,9 @@ static void usage(FILE *f)
 "  --ccid N               DCCP CCID, 2 or 3 (default 3)\n"
 "  --tx-qlen N            DCCP tx queue length, 0 = unbounded (default: kernel's)\n"
 "  --faster-restart       CCID3 TFRC Faster Restart (DCCP_SOCKOPT_FASTER_RESTART)\n"
+"  --size-pacing          CCID3 spaces packets by their size (DCCP_SOCKOPT_SIZE_PACING)\n"
+"  --predict              SBPN judges expiry at the predicted departure\n"
+"                         (DCCP_SOCKOPT_QPOLICY_PREDICT)\n"
 "  --lifetime-ms MS       expiry = creation + MS; 0 = none (default: model's 200)\n"
 "  --silence-suppression  no audio during quiet phases of the call pattern\n"
 "  --cc-log FILE          sample CCID state and qpolicy counters (DCCP only)\n"
@@ -132,7 +135,8 @@ static void parse_args(int argc, char **argv)
 {
 	enum { O_TRANSPORT = 256, O_TO, O_OUT, O_FLOW, O_FLOWID, O_SOURCE, O_MODEL,
 	       O_TRACE, O_DURATION, O_SEED, O_POLICY, O_CCID, O_QLEN, O_LIFE,
-	       O_SILENCE, O_CCLOG, O_CCINT, O_LINGER, O_DRY, O_STATS, O_FR, O_NOTICES,
+	       O_SILENCE, O_CCLOG, O_CCINT, O_LINGER, O_DRY, O_STATS, O_FR, O_SP, O_PREDICT,
+	       O_NOTICES,
 	       O_HELP };
 	static const struct option opts[] = {
 		{ "transport", required_argument, 0, O_TRANSPORT },
@@ -149,6 +153,8 @@ static void parse_args(int argc, char **argv)
 		{ "ccid", required_argument, 0, O_CCID },
 		{ "tx-qlen", required_argument, 0, O_QLEN },
 		{ "faster-restart", no_argument, 0, O_FR },
+		{ "size-pacing", no_argument, 0, O_SP },
+		{ "predict", no_argument, 0, O_PREDICT },
 		{ "lifetime-ms", required_argument, 0, O_LIFE },
 		{ "silence-suppression", no_argument, 0, O_SILENCE },
 		{ "cc-log", required_argument, 0, O_CCLOG },
@@ -199,6 +205,8 @@ static void parse_args(int argc, char **argv)
 		case O_LIFE: cfg.lifetime_ms = parse_nonneg("--lifetime-ms", optarg); break;
 		case O_SILENCE: cfg.silence = true; break;
 		case O_FR: cfg.faster_restart = true; break;
+		case O_SP: cfg.size_pacing = true; break;
+		case O_PREDICT: cfg.predict = true; break;
 		case O_CCLOG: cfg.cc_log = optarg; break;
 		case O_NOTICES: cfg.notices = optarg; break;
 		case O_CCINT:
@@ -227,8 +235,9 @@ static void parse_args(int argc, char **argv)
 		die_usage("%s", "--trace FILE goes with --source trace, and only with it");
 	if (cfg.transport != TR_DCCP &&
 	    (cfg.policy != SBPN_POLICY_SIMPLE || cfg.tx_qlen >= 0 || cfg.cc_log ||
-	     cfg.faster_restart || cfg.notices))
-		die_usage("--policy, --tx-qlen, --faster-restart, --cc-log and --notices need "
+	     cfg.faster_restart || cfg.size_pacing || cfg.predict || cfg.notices))
+		die_usage("--policy, --tx-qlen, --faster-restart, --size-pacing, --predict, "
+			  "--cc-log and --notices need "
 			  "--transport dccp (transport is %s)",
 			  transport_name(cfg.transport));
 	if ((cfg.cc_log || cfg.notices) && cfg.dry_run)
@@ -351,6 +360,16 @@ static int open_socket(void)
 		}
 		if (cfg.faster_restart && sbpn_set_faster_restart(fd, 1)) {
 			fprintf(stderr, "sbpn-send: --faster-restart: setsockopt(DCCP_SOCKOPT_FASTER_RESTART): "
+				"%s (needs this project's DCCP modules)\n", strerror(errno));
+			exit(EXIT_RUNTIME);
+		}
+		if (cfg.size_pacing && sbpn_set_size_pacing(fd, 1)) {
+			fprintf(stderr, "sbpn-send: --size-pacing: setsockopt(DCCP_SOCKOPT_SIZE_PACING): "
+				"%s (needs this project's DCCP modules)\n", strerror(errno));
+			exit(EXIT_RUNTIME);
+		}
+		if (cfg.predict && sbpn_set_predict(fd, 1)) {
+			fprintf(stderr, "sbpn-send: --predict: setsockopt(DCCP_SOCKOPT_QPOLICY_PREDICT): "
 				"%s (needs this project's DCCP modules)\n", strerror(errno));
 			exit(EXIT_RUNTIME);
 		}
@@ -520,7 +539,7 @@ int main(int argc, char **argv)
 	size_t nlate = 0, nwake = 0, n_ok = 0, n_eagain = 0, n_err = 0, sent_upto = 0;
 	uint64_t start, next_cc, life_ns;
 	unsigned int cmsgs = 0, qlen = 0;
-	int fr = 0;
+	int fr = 0, sp = 0, pd = 0;
 	uint32_t cbr_payload = 0;
 	uint16_t flow_id;
 	int fd = -1, rc = 0;
@@ -569,11 +588,17 @@ int main(int argc, char **argv)
 			/* a stock kernel refuses the option: it is off there */
 			if (sbpn_get_faster_restart(fd, &fr))
 				fr = 0;
+			if (sbpn_get_size_pacing(fd, &sp))
+				sp = 0;
+			if (sbpn_get_predict(fd, &pd))
+				pd = 0;
 		}
 	} else if (cfg.transport == TR_DCCP) {
 		cmsgs = sbpn_policy_cmsgs(cfg.policy);
 		qlen = cfg.tx_qlen >= 0 ? (unsigned int)cfg.tx_qlen : 5;
 		fr = cfg.faster_restart;
+		sp = cfg.size_pacing;
+		pd = cfg.predict;
 	}
 	buf = calloc(1, SBPN_MAX_PAYLOAD);
 	late = calloc(s.n ? s.n : 1, sizeof(*late));
@@ -596,11 +621,15 @@ int main(int argc, char **argv)
 		rec_meta(&rec, "ccid", "%d", cfg.ccid);
 		rec_meta(&rec, "tx_qlen", "%u", qlen);
 		rec_meta(&rec, "faster_restart", "%d", fr);
+		rec_meta(&rec, "size_pacing", "%d", sp);
+		rec_meta(&rec, "predict", "%d", pd);
 	} else {
 		rec_meta(&rec, "policy", "none");
 		rec_meta(&rec, "ccid", "none");
 		rec_meta(&rec, "tx_qlen", "none");
 		rec_meta(&rec, "faster_restart", "none");
+		rec_meta(&rec, "size_pacing", "none");
+		rec_meta(&rec, "predict", "none");
 	}
 	rec_meta(&rec, "source", "%s", cfg.source);
 	rec_meta(&rec, "seed", "%llu", (unsigned long long)cfg.seed);
