@@ -78,17 +78,21 @@ check: all
 # TCP Reno flows) in one VM boot, then its tables and figures.  A second
 # `make demo` resumes: it only runs what is missing (rm -rf build/demo to
 # start afresh).
-# DEMO_JOBS runs at once (2: the two cores of our machines); the report opens
-# with SBPN2's paired differences to SIMPLE and whether their intervals allow
-# a conclusion, beside the shipped 30-pair reference (DEMO_REFERENCE), and
-# draws the per-run figure of the first SIMPLE/SBPN2 pair.
+# DEMO_JOBS runs at once (2: the two cores of our machines); DEMO_ONLY picks
+# SIMPLE, SBPN2 and SBPN2+sp+pd from the demo's sweep.  The report opens with
+# SBPN2+sp+pd's paired differences to SIMPLE and whether their intervals
+# allow a conclusion, beside the shipped 30-pair reference (DEMO_REFERENCE),
+# and draws the per-run figure of the first run of each.
 DEMO_JOBS	?= 2
-DEMO_REFERENCE	:= Documentation/results/tcp-rtt80-q5-v2-summary.csv
+DEMO_ONLY	:= policy=simple,size_pacing=False,predict=False|policy=sbpn2,size_pacing=(False,predict=False|True,predict=True)
+DEMO_BEST	:= sbpn2+sp+pd
+DEMO_REFERENCE	:= Documentation/results/sppd-rtt80-q5-summary.csv
 demo: all venv
 	@scripts/vm-run --timeout 2400 --out $(BUILD)/demo -- \
-		scripts/sbpn-lab run --jobs $(DEMO_JOBS) scripts/scenarios/demo.toml
+		scripts/sbpn-lab run --jobs $(DEMO_JOBS) --only '$(DEMO_ONLY)' \
+		scripts/scenarios/demo.toml
 	@.venv/bin/python scripts/sbpn-lab report --runs 'rep=01$$' \
-		--reference $(DEMO_REFERENCE) $(BUILD)/demo/demo
+		--headline $(DEMO_BEST) --reference $(DEMO_REFERENCE) $(BUILD)/demo/demo
 
 # The paper's experiments, scripts/scenarios/paper-*.toml, 30 repetitions
 # each: 2280 runs of 60 s, about 40 h on two TCG cores, 11 h with JOBS=4 (see

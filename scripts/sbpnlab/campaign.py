@@ -48,11 +48,14 @@ def _summary(meta):
     return ", ".join(parts)
 
 
-def write_index(scenario, camp_dir, name):
-    runs = scenario.runs()
+def write_index(scenario, camp_dir, name, only=None):
+    """campaign.json: the runs this campaign is to have, those of --only
+    when it is given (the report counts the others as not wanted, not as
+    missing)."""
+    runs = [r for r in scenario.runs() if not only or re.search(only, r.id)]
     index = {"format": RESULTS_FORMAT, "campaign": name,
              "scenario_file": os.path.abspath(scenario.path), "scenario": scenario.name,
-             "sweep": scenario.sweep,
+             "sweep": scenario.sweep, "only": only,
              "repetitions": scenario.config["scenario"]["repetitions"],
              "runs": [r.id for r in runs]}
     tmp = os.path.join(camp_dir, ".campaign.json.tmp")
@@ -68,7 +71,7 @@ def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=Fal
     name = name or scenario.name
     camp_dir = os.path.join(results_root, name)
     os.makedirs(camp_dir, exist_ok=True)
-    write_index(scenario, camp_dir, name)
+    write_index(scenario, camp_dir, name, only)
     runs = [r for r in scenario.runs() if not only or re.search(only, r.id)]
     todo = [r for r in runs
             if force or run_status(os.path.join(camp_dir, r.id)) != "complete"]
