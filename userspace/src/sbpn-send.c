@@ -315,6 +315,21 @@ static int open_socket(void)
 	if (parse_hostport(cfg.to, &ss, &slen))
 		die_usage("--to: expected ADDR:PORT (numeric), got '%s'", cfg.to);
 	if (cfg.transport == TR_DCCP) {
+		/* the per-socket options that sbpn-send's flags turn on */
+		const struct {
+			bool on;
+			int (*set)(int fd, int on);
+			const char *flag, *opt, *needs;
+		} flags[] = {
+			{ cfg.notices, sbpn_set_notify, "--notices",
+			  "DCCP_SOCKOPT_QPOLICY_NOTIFY", "DCCP modules and header" },
+			{ cfg.faster_restart, sbpn_set_faster_restart, "--faster-restart",
+			  "DCCP_SOCKOPT_FASTER_RESTART", "DCCP modules" },
+			{ cfg.size_pacing, sbpn_set_size_pacing, "--size-pacing",
+			  "DCCP_SOCKOPT_SIZE_PACING", "DCCP modules" },
+			{ cfg.predict, sbpn_set_predict, "--predict",
+			  "DCCP_SOCKOPT_QPOLICY_PREDICT", "DCCP modules" },
+		};
 		uint32_t svc = htonl(SERVICE_CODE);
 
 		fd = socket(ss.ss_family, SOCK_DCCP, IPPROTO_DCCP);
@@ -353,24 +368,11 @@ static int open_socket(void)
 			fprintf(stderr, "sbpn-send: --tx-qlen %ld: %s\n", cfg.tx_qlen, strerror(errno));
 			exit(EXIT_RUNTIME);
 		}
-		if (cfg.notices && sbpn_set_notify(fd, 1)) {
-			fprintf(stderr, "sbpn-send: --notices: setsockopt(DCCP_SOCKOPT_QPOLICY_NOTIFY): "
-				"%s (needs this project's DCCP modules and header)\n", strerror(errno));
-			exit(EXIT_RUNTIME);
-		}
-		if (cfg.faster_restart && sbpn_set_faster_restart(fd, 1)) {
-			fprintf(stderr, "sbpn-send: --faster-restart: setsockopt(DCCP_SOCKOPT_FASTER_RESTART): "
-				"%s (needs this project's DCCP modules)\n", strerror(errno));
-			exit(EXIT_RUNTIME);
-		}
-		if (cfg.size_pacing && sbpn_set_size_pacing(fd, 1)) {
-			fprintf(stderr, "sbpn-send: --size-pacing: setsockopt(DCCP_SOCKOPT_SIZE_PACING): "
-				"%s (needs this project's DCCP modules)\n", strerror(errno));
-			exit(EXIT_RUNTIME);
-		}
-		if (cfg.predict && sbpn_set_predict(fd, 1)) {
-			fprintf(stderr, "sbpn-send: --predict: setsockopt(DCCP_SOCKOPT_QPOLICY_PREDICT): "
-				"%s (needs this project's DCCP modules)\n", strerror(errno));
+		for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+			if (!flags[i].on || !flags[i].set(fd, 1))
+				continue;
+			fprintf(stderr, "sbpn-send: %s: setsockopt(%s): %s (needs this project's %s)\n",
+				flags[i].flag, flags[i].opt, strerror(errno), flags[i].needs);
 			exit(EXIT_RUNTIME);
 		}
 	} else {
