@@ -19,8 +19,11 @@ POLICIES = ("simple", "prio", "sbpn1", "sbpn2", "sbpn3")
 # A sweep "policy" may also name another transport for the media flows.
 SWEEP_POLICIES = POLICIES + ("udp", "tcp")
 # Per-socket options of a CCID 3 media flow, each with the suffix that marks
-# it in a row label ("sbpn2+sp+pd"); predict only changes the SBPN policies.
-CCID3_OPTIONS = {"faster_restart": "fr", "size_pacing": "sp", "predict": "pd"}
+# it in a row label ("sbpn2+sp+pd"); predict and last_rtt only change the
+# SBPN policies (the only ones that judge expiry).
+CCID3_OPTIONS = {"faster_restart": "fr", "size_pacing": "sp", "predict": "pd",
+                 "last_rtt": "lr"}
+SBPN_ONLY = ("predict", "last_rtt")
 
 
 def option_flags(media):
@@ -29,7 +32,7 @@ def option_flags(media):
     if media["transport"] != "dccp" or media["ccid"] != 3:
         return []
     return [o for o in CCID3_OPTIONS if media.get(o)
-            and (o != "predict" or media["policy"].startswith("sbpn"))]
+            and (o not in SBPN_ONLY or media["policy"].startswith("sbpn"))]
 RATE_UNITS = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9}
 
 
@@ -258,7 +261,8 @@ def _check_media(c, entries, duration, base):
         k = ("media", i)
         c.table(m, k, {"name", "source", "model", "trace", "transport", "policy", "ccid",
                        "tx_qlen", "lifetime_ms", "start_s", "faster_restart",
-                       "size_pacing", "predict", "silence_suppression"})
+                       "size_pacing", "predict", "last_rtt",
+                       "silence_suppression"})
         e = {
             "name": c.string(m, k + ("name",), f"flow{i}"),
             "source": c.choice(m, k + ("source",), "ekiga", ("ekiga", "cbr", "trace")),
@@ -271,6 +275,7 @@ def _check_media(c, entries, duration, base):
             "faster_restart": c.boolean(m, k + ("faster_restart",), False),
             "size_pacing": c.boolean(m, k + ("size_pacing",), False),
             "predict": c.boolean(m, k + ("predict",), False),
+            "last_rtt": c.boolean(m, k + ("last_rtt",), False),
             "silence_suppression": c.boolean(m, k + ("silence_suppression",), False),
         }
         for opt in CCID3_OPTIONS:
@@ -303,6 +308,7 @@ SWEEP_KEYS = {
     "faster_restart": lambda c, s, k: c.boolean(s, k, None),
     "size_pacing": lambda c, s, k: c.boolean(s, k, None),
     "predict": lambda c, s, k: c.boolean(s, k, None),
+    "last_rtt": lambda c, s, k: c.boolean(s, k, None),
     "rtt_ms": lambda c, s, k: c.number(s, k, None, 0, 20000),
     "rate": lambda c, s, k: c.rate(s, k),
     "loss_pct": lambda c, s, k: c.number(s, k, None, 0, 100),

@@ -102,6 +102,9 @@ BAD = [
      [":19:", "field 'media[0].size_pacing'", "ccid = 3"]),
     ("predict sweep value", GOOD.replace("rtt_ms = [30, 150]", "predict = [0, 1]"),
      ["field 'sweep.predict'", "true or false"]),
+    ("last_rtt over UDP", GOOD.replace('name = "a"', 'name = "a"\ntransport = "udp"\n'
+                                     "last_rtt = true"),
+     [":19:", "field 'media[0].last_rtt'", "ccid = 3"]),
     ("silence_suppression not a boolean",
      GOOD.replace('name = "b"', 'name = "b"\nsilence_suppression = "yes"'),
      ["field 'media[1].silence_suppression'", "true or false", "'yes'"]),
@@ -260,6 +263,13 @@ def main():
         check("size_pacing and predict sweep; predict marks only the SBPN policies",
               labels == {"simple", "simple+sp", "sbpn2", "sbpn2+sp", "sbpn2+pd",
                          "sbpn2+sp+pd", "udp"}, str(sorted(labels)))
+        lr = load(write(tmp, GOOD.replace("rtt_ms = [30, 150]", "last_rtt = [false, true]"),
+                        "lr.toml")).runs()
+        labels = {"+".join([m["policy"] if m["transport"] == "dccp" else m["transport"]]
+                           + [CCID3_OPTIONS[o] for o in option_flags(m)])
+                  for r in lr for m in r.config["media"]}
+        check("last_rtt sweep marks only the SBPN policies",
+              labels == {"simple", "sbpn2", "sbpn2+lr", "udp"}, str(sorted(labels)))
         check("defaults filled in", sc.config["tcp"][0]["cc"] == "reno" and
               sc.config["tcp"][0]["write_bytes"] == 519 and
               sc.config["scenario"]["warmup_s"] == 3 and

@@ -118,6 +118,14 @@ int sbpn_set_size_pacing(int fd, int on);
 int sbpn_get_size_pacing(int fd, int *on);
 int sbpn_set_predict(int fd, int on);
 int sbpn_get_predict(int fd, int *on);
+/*
+ * Judge expiry by the last RTT measured after CCID3's nofeedback timer
+ * expired, as the SBPN paper did, instead of 0
+ * (DCCP_SOCKOPT_QPOLICY_LAST_RTT), on is 0 or 1; any time.  ENOPROTOOPT when
+ * the kernel lacks it.
+ */
+int sbpn_set_last_rtt(int fd, int on);
+int sbpn_get_last_rtt(int fd, int *on);
 
 /*
  * Drop notices (DCCP_SOCKOPT_QPOLICY_NOTIFY): each packet the queueing

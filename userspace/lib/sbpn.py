@@ -115,6 +115,12 @@ def set_predict(s, on):
     s.setsockopt(SOL_DCCP, DCCP_SOCKOPT_QPOLICY_PREDICT, int(bool(on)))
 
 
+def set_last_rtt(s, on):
+    """After CCID3's nofeedback timer expired, judge expiry by the last RTT
+    measured (as the SBPN paper did) instead of 0, on or off; any time."""
+    s.setsockopt(SOL_DCCP, DCCP_SOCKOPT_QPOLICY_LAST_RTT, int(bool(on)))
+
+
 def set_notify(s, on):
     """Drop notices (DCCP_SOCKOPT_QPOLICY_NOTIFY) on or off; any time."""
     s.setsockopt(SOL_DCCP, DCCP_SOCKOPT_QPOLICY_NOTIFY, int(bool(on)))

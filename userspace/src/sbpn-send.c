@@ -48,7 +48,7 @@ static struct {
 	double duration_s;		/* <0: model's */
 	double lifetime_ms;		/* <0: model's */
 	uint64_t seed;
-	bool silence, dry_run, stats, faster_restart, size_pacing, predict;
+	bool silence, dry_run, stats, faster_restart, size_pacing, predict, last_rtt;
 	uint64_t cc_interval_ms, linger_ms;
 	long flow_id;			/* -1: hash of the flow name */
 } cfg = {
@@ -82,6 +82,8 @@ static void usage(FILE *f)
 "  --size-pacing          CCID3 spaces packets by their size (DCCP_SOCKOPT_SIZE_PACING)\n"
 "  --predict              SBPN judges expiry at the predicted departure\n"
 "                         (DCCP_SOCKOPT_QPOLICY_PREDICT)\n"
+"  --last-rtt             after CCID3's nofeedback timer, judge expiry by the\n"
+"                         last RTT, not 0 (DCCP_SOCKOPT_QPOLICY_LAST_RTT)\n"
 "  --lifetime-ms MS       expiry = creation + MS; 0 = none (default: model's 200)\n"
 "  --silence-suppression  no audio during quiet phases of the call pattern\n"
 "  --cc-log FILE          sample CCID state and qpolicy counters (DCCP only)\n"
@@ -135,7 +137,7 @@ static void parse_args(int argc, char **argv)
 {
 	enum { O_TRANSPORT = 256, O_TO, O_OUT, O_FLOW, O_FLOWID, O_SOURCE, O_MODEL,
 	       O_TRACE, O_DURATION, O_SEED, O_POLICY, O_CCID, O_QLEN, O_LIFE,
-	       O_SILENCE, O_CCLOG, O_CCINT, O_LINGER, O_DRY, O_STATS, O_FR, O_SP, O_PREDICT,
+	       O_SILENCE, O_CCLOG, O_CCINT, O_LINGER, O_DRY, O_STATS, O_FR, O_SP, O_PREDICT, O_LAST_RTT,
 	       O_NOTICES,
 	       O_HELP };
 	static const struct option opts[] = {
@@ -155,6 +157,7 @@ static void parse_args(int argc, char **argv)
 		{ "faster-restart", no_argument, 0, O_FR },
 		{ "size-pacing", no_argument, 0, O_SP },
 		{ "predict", no_argument, 0, O_PREDICT },
+		{ "last-rtt", no_argument, 0, O_LAST_RTT },
 		{ "lifetime-ms", required_argument, 0, O_LIFE },
 		{ "silence-suppression", no_argument, 0, O_SILENCE },
 		{ "cc-log", required_argument, 0, O_CCLOG },
@@ -207,6 +210,7 @@ static void parse_args(int argc, char **argv)
 		case O_FR: cfg.faster_restart = true; break;
 		case O_SP: cfg.size_pacing = true; break;
 		case O_PREDICT: cfg.predict = true; break;
+		case O_LAST_RTT: cfg.last_rtt = true; break;
 		case O_CCLOG: cfg.cc_log = optarg; break;
 		case O_NOTICES: cfg.notices = optarg; break;
 		case O_CCINT:
@@ -235,9 +239,10 @@ static void parse_args(int argc, char **argv)
 		die_usage("%s", "--trace FILE goes with --source trace, and only with it");
 	if (cfg.transport != TR_DCCP &&
 	    (cfg.policy != SBPN_POLICY_SIMPLE || cfg.tx_qlen >= 0 || cfg.cc_log ||
-	     cfg.faster_restart || cfg.size_pacing || cfg.predict || cfg.notices))
+	     cfg.faster_restart || cfg.size_pacing || cfg.predict || cfg.last_rtt ||
+	     cfg.notices))
 		die_usage("--policy, --tx-qlen, --faster-restart, --size-pacing, --predict, "
-			  "--cc-log and --notices need "
+			  "--last-rtt, --cc-log and --notices need "
 			  "--transport dccp (transport is %s)",
 			  transport_name(cfg.transport));
 	if ((cfg.cc_log || cfg.notices) && cfg.dry_run)
@@ -329,6 +334,8 @@ static int open_socket(void)
 			  "DCCP_SOCKOPT_SIZE_PACING", "DCCP modules" },
 			{ cfg.predict, sbpn_set_predict, "--predict",
 			  "DCCP_SOCKOPT_QPOLICY_PREDICT", "DCCP modules" },
+			{ cfg.last_rtt, sbpn_set_last_rtt, "--last-rtt",
+			  "DCCP_SOCKOPT_QPOLICY_LAST_RTT", "DCCP modules" },
 		};
 		uint32_t svc = htonl(SERVICE_CODE);
 
@@ -541,7 +548,7 @@ int main(int argc, char **argv)
 	size_t nlate = 0, nwake = 0, n_ok = 0, n_eagain = 0, n_err = 0, sent_upto = 0;
 	uint64_t start, next_cc, life_ns;
 	unsigned int cmsgs = 0, qlen = 0;
-	int fr = 0, sp = 0, pd = 0;
+	int fr = 0, sp = 0, pd = 0, lr = 0;
 	uint32_t cbr_payload = 0;
 	uint16_t flow_id;
 	int fd = -1, rc = 0;
@@ -594,6 +601,8 @@ int main(int argc, char **argv)
 				sp = 0;
 			if (sbpn_get_predict(fd, &pd))
 				pd = 0;
+			if (sbpn_get_last_rtt(fd, &lr))
+				lr = 0;
 		}
 	} else if (cfg.transport == TR_DCCP) {
 		cmsgs = sbpn_policy_cmsgs(cfg.policy);
@@ -601,6 +610,7 @@ int main(int argc, char **argv)
 		fr = cfg.faster_restart;
 		sp = cfg.size_pacing;
 		pd = cfg.predict;
+		lr = cfg.last_rtt;
 	}
 	buf = calloc(1, SBPN_MAX_PAYLOAD);
 	late = calloc(s.n ? s.n : 1, sizeof(*late));
@@ -625,6 +635,7 @@ int main(int argc, char **argv)
 		rec_meta(&rec, "faster_restart", "%d", fr);
 		rec_meta(&rec, "size_pacing", "%d", sp);
 		rec_meta(&rec, "predict", "%d", pd);
+		rec_meta(&rec, "last_rtt", "%d", lr);
 	} else {
 		rec_meta(&rec, "policy", "none");
 		rec_meta(&rec, "ccid", "none");
@@ -632,6 +643,7 @@ int main(int argc, char **argv)
 		rec_meta(&rec, "faster_restart", "none");
 		rec_meta(&rec, "size_pacing", "none");
 		rec_meta(&rec, "predict", "none");
+		rec_meta(&rec, "last_rtt", "none");
 	}
 	rec_meta(&rec, "source", "%s", cfg.source);
 	rec_meta(&rec, "seed", "%llu", (unsigned long long)cfg.seed);
