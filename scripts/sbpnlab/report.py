@@ -505,7 +505,8 @@ def where_table(by_policy, summaries):
             "evicted (in the sender's kernel queue) and reordered: packets per run, whole "
             "call; notices: the drop notices the sender read from its error queue, which "
             "must equal expired + evicted (+ CCID errors) unless the queue overflowed; "
-            "Jain and utilisation: over the call's window", head, table)
+            "Jain and utilisation: over the call's window, of every flow crossing the forward "
+            "bottleneck (media, forward TCP, each short-flow group)", head, table)
 
 
 def rate_table(by_policy, summaries):
@@ -527,14 +528,21 @@ def rate_table(by_policy, summaries):
 
 
 def short_table(by_policy, summaries):
-    """The short TCP flows that competed with the call (means over runs)."""
-    head = ["policy", "flows", "completed %", "FCT p50 ms", "FCT p95 ms"]
-    table = [[p, fmt(summaries[p, "short.flows"]["mean"], 0),
-              fmt(100 * summaries[p, "short.completed_frac"]["mean"]),
-              fmt(summaries[p, "short.fct_p50_ms"]["mean"], 0),
-              fmt(summaries[p, "short.fct_p95_ms"]["mean"], 0)] for p in by_policy]
+    """The short TCP flows that competed with the call (means over runs),
+    all groups together and, when there are several, each group."""
+    labels = next((r["short.groups"] for rs in by_policy.values() for r in rs
+                   if r.get("short.groups")), {})
+    groups = [("all", "short")] + ([(f"{g} {labels[g]}", f"short.g{g}") for g in labels]
+                                   if len(labels) > 1 else [])
+    head = ["policy", "group", "flows", "completed %", "FCT p50 ms", "FCT p95 ms"]
+    table = [[p, name, fmt(summaries[p, f"{k}.flows"]["mean"], 0),
+              fmt(100 * summaries[p, f"{k}.completed_frac"]["mean"]),
+              fmt(summaries[p, f"{k}.fct_p50_ms"]["mean"], 0),
+              fmt(summaries[p, f"{k}.fct_p95_ms"]["mean"], 0)]
+             for p in by_policy for name, k in groups if (p, f"{k}.flows") in summaries]
     return ("short TCP flows per run: completed, and the completion time (start to the "
-            "server's answer) of those that completed, all groups pooled; means over runs",
+            "server's answer) of those that completed, all groups together, then each "
+            "group (index, initial window, size, congestion control); means over runs",
             head, table)
 
 

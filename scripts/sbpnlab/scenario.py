@@ -247,7 +247,7 @@ def _check_short(c, entries, duration):
             "count": c.number(t, k + ("count",), None, 1, 10000, integer=True),
             "size_bytes": c.number(t, k + ("size_bytes",), None, 1, 1 << 30, integer=True),
             "window_s": list(w),
-            "initcwnd": c.choice(t, k + ("initcwnd",), 10, (3, 10)),
+            "initcwnd": c.number(t, k + ("initcwnd",), 10, 1, 1000, integer=True),
             "cc": c.choice(t, k + ("cc",), "reno", ("reno", "cubic")),
         })
     return out
@@ -313,6 +313,7 @@ SWEEP_KEYS = {
     "rate": lambda c, s, k: c.rate(s, k),
     "loss_pct": lambda c, s, k: c.number(s, k, None, 0, 100),
     "queue_packets": lambda c, s, k: c.number(s, k, None, 1, 100000, integer=True),
+    "initcwnd": lambda c, s, k: c.number(s, k, None, 1, 1000, integer=True),
 }
 
 
@@ -345,6 +346,9 @@ def apply_point(config, point):
                 m[name] = v
         elif name == "rtt_ms":
             cfg["link"]["delay_fwd_ms"] = cfg["link"]["delay_rev_ms"] = v / 2
+        elif name == "initcwnd":
+            for g in cfg["short_tcp"]:
+                g[name] = v
         elif name == "queue_packets":
             cfg["link"].pop("queue_bytes", None)
             cfg["link"]["queue_packets"] = v
@@ -437,4 +441,6 @@ def load(path):
         "media": _check_media(c, raw["media"], dur, base),
     }
     sweep = _check_sweep(c, raw.get("sweep", {}))
+    if "initcwnd" in sweep and not config["short_tcp"]:
+        c.fail(("sweep", "initcwnd"), "[[short_tcp]] groups for it to set (there are none)")
     return Scenario(path, raw, config, sweep)

@@ -13,8 +13,8 @@ to T0.  It starts each planned flow at t0 + start_s, sends size bytes with
 the planned congestion control, half-closes and waits for the answer: the
 flow completion time is connect to answer.  The plan is {"duration_s": D,
 "flows": [{"group", "dest", "port", "size", "cc", "start_s"}]}; the output
-adds start_ns, started/connected/done times and errors per flow, and gives
-up on flows unfinished 60 s after D.
+adds start_ns, started/connected/done/ended times, the bytes TCP acked and
+errors per flow, and gives up on flows unfinished 60 s after D.
 Exit 0 when every flow completed, 1 otherwise, 2 on bad arguments.
 """
 import argparse
@@ -55,20 +55,35 @@ def one_flow(f, t0_ns, deadline_ns, out):
     try:
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         with s:
-            s.settimeout(max(0.1, (deadline_ns - time.monotonic_ns()) / 1e9))
-            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, f["cc"].encode())
-            s.connect((f["dest"], f["port"]))
-            rec["connected_ns"] = time.monotonic_ns()
-            left = f["size"]
-            while left:
-                left -= s.send(CHUNK[:min(left, len(CHUNK))])
-            s.shutdown(socket.SHUT_WR)
-            if s.recv(1) != b"k":
-                raise OSError("no answer from the server")
-            rec["done_ns"] = time.monotonic_ns()
+            try:
+                s.settimeout(max(0.1, (deadline_ns - time.monotonic_ns()) / 1e9))
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, f["cc"].encode())
+                s.connect((f["dest"], f["port"]))
+                rec["connected_ns"] = time.monotonic_ns()
+                left = f["size"]
+                while left:
+                    left -= s.send(CHUNK[:min(left, len(CHUNK))])
+                s.shutdown(socket.SHUT_WR)
+                if s.recv(1) != b"k":
+                    raise OSError("no answer from the server")
+                rec["done_ns"] = time.monotonic_ns()
+            finally:
+                # What an unfinished flow delivered counts towards the
+                # link's utilisation.
+                rec["ended_ns"], rec["acked_bytes"] = time.monotonic_ns(), acked_bytes(s)
     except OSError as e:
         rec["error"] = str(e) or type(e).__name__
     out.append(rec)
+
+
+def acked_bytes(s):
+    """tcpi_bytes_acked of a TCP socket (struct tcp_info, Linux 4.1+: eight
+    u8, 24 u32, then u64 pacing_rate, max_pacing_rate, bytes_acked)."""
+    try:
+        info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 128)
+    except OSError:
+        return None
+    return int.from_bytes(info[120:128], "little") if len(info) >= 128 else None
 
 
 def client(plan_path, out_path, ready_file, t0_file):

@@ -7,7 +7,8 @@ a MediaFlow per media-<name>.send.rec/.recv.rec pair, the CCID3 logs, the
 iperf3 results, the short TCP flows and link.log.  The functions below
 compute, per run and class: delivery(), delays(), ipdv(), usable(),
 loss_period_levels(); per flow: media_rates(), tcp_rates() in 0.4 s bins;
-per run: jain(), link_capacity(), stall_fraction(), short_flows();
+per short-flow group: short_rates(); per run: link_share(), jain(),
+link_capacity(), stall_fraction(), short_flows();
 run_metrics() gathers them all.  Across
 runs: summary() (mean, 95 % Student-t interval, min/median/max) and
 paired() (differences by seed).  Nothing here runs an experiment or draws.
@@ -260,8 +261,15 @@ def read_link_log(path, t0_ns):
 
 def read_short_flows(path, t0_ns):
     """short-tcp.json as arrays: group, size (bytes), start (s from t0, when
-    the flow really started) and fct (completion time in s, from that start
-    to the server's answer; NaN for a flow that did not complete)."""
+    the flow really started), fct (completion time in s, from that start
+    to the server's answer; NaN for a flow that did not complete), end (s
+    from t0: the answer, or when the client gave up; NaN if unknown) and
+    delivered (bytes: size if completed, else what TCP had acked when the
+    client gave up, 0 in results without it)."""
+    def end(x):
+        t = x["done_ns"] or x.get("ended_ns")
+        return (t - t0_ns) / 1e9 if t else math.nan
+
     try:
         with open(path, encoding="utf-8") as f:
             flows = json.load(f)["flows"]
@@ -269,7 +277,11 @@ def read_short_flows(path, t0_ns):
                 "size": np.array([int(x["size"]) for x in flows], dtype=float),
                 "start": np.array([(x["started_ns"] - t0_ns) / 1e9 for x in flows]),
                 "fct": np.array([(x["done_ns"] - x["started_ns"]) / 1e9
-                                 if x["done_ns"] else math.nan for x in flows])}
+                                 if x["done_ns"] else math.nan for x in flows]),
+                "end": np.array([end(x) for x in flows], dtype=float),
+                "delivered": np.array([int(x["size"]) if x["done_ns"]
+                                       else int(x.get("acked_bytes") or 0)
+                                       for x in flows], dtype=float)}
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise FormatError(f"{path}: not a short-tcp.json result ({e!r})") from None
 
@@ -417,6 +429,31 @@ def tcp_rates(intervals, edges):
     return out / np.diff(edges)
 
 
+def short_rates(short, edges):
+    """Goodput (bit/s per bin) of each short-flow group, {group: array}:
+    each flow's delivered bytes spread evenly over its life, from its start
+    to its end (see read_short_flows)."""
+    out = {}
+    for g in np.unique(short["group"]):
+        sel = short["group"] == g
+        bits = np.zeros(len(edges) - 1)
+        for s, e, b in zip(short["start"][sel], short["end"][sel], short["delivered"][sel]):
+            if np.isfinite(e) and e > s and b > 0:
+                bits += 8 * b * (np.clip(edges[1:], s, e) - np.clip(edges[:-1], s, e)) / (e - s)
+        out[int(g)] = bits / np.diff(edges)
+    return out
+
+
+def link_share(goodput, capacity, window):
+    """Jain's index over the window means of the flows crossing the
+    forward bottleneck ({name: bit/s per bin}) and the link's utilisation
+    (mean over the window of their sum / capacity)."""
+    means = [g[window].mean() for g in goodput.values()]
+    total = sum(goodput.values())
+    return {"jain": jain(means) if max(means) > 0 else math.nan,
+            "utilisation": float((total[window] / capacity[window]).mean())}
+
+
 def jain(xs):
     """Jain's fairness index (sum x)^2 / (n sum x^2): 1 when all equal,
     1/n when one flow has everything."""
@@ -462,13 +499,26 @@ def class_rate_Bps(flow, cls):
 def short_flows(short):
     """Per run: how many short flows there were, the fraction that
     completed, and the median and 95th percentile of the completion times
-    of those that did (ms; all groups pooled, warm-up included)."""
-    fct = short["fct"]
-    done = fct[np.isfinite(fct)] * 1000
-    p50, p95 = percentiles(done, (50, 95))
-    return {"short.flows": len(fct),
-            "short.completed_frac": len(done) / len(fct) if len(fct) else math.nan,
-            "short.fct_p50_ms": float(p50), "short.fct_p95_ms": float(p95)}
+    of those that did (ms; warm-up included), all groups pooled
+    ("short.*") and per group g ("short.g<g>.*")."""
+    def of(fct, prefix):
+        done = fct[np.isfinite(fct)] * 1000
+        p50, p95 = percentiles(done, (50, 95))
+        return {f"{prefix}.flows": len(fct),
+                f"{prefix}.completed_frac": len(done) / len(fct) if len(fct) else math.nan,
+                f"{prefix}.fct_p50_ms": float(p50), f"{prefix}.fct_p95_ms": float(p95)}
+
+    out = of(short["fct"], "short")
+    for g in np.unique(short["group"]):
+        out.update(of(short["fct"][short["group"] == g], f"short.g{g}"))
+    return out
+
+
+def short_group_label(group):
+    """How the report names a [[short_tcp]] group: "IW10 10 kB reno"."""
+    size = group["size_bytes"]
+    size = f"{size / 1e6:g} MB" if size >= 10**6 else f"{size / 1e3:g} kB"
+    return f"IW{group['initcwnd']} {size} {group['cc']}"
 
 
 def policy_of(meta, flow):
@@ -499,20 +549,21 @@ def run_metrics(run, buffer_s):
     meta, warm = run.meta, run.warmup_s
     edges = bin_edges(run.end_s)
     window = run.window(edges)
-    goodput = {n: media_rates(f, edges)["goodput"] for n, f in run.flows.items()}
-    goodput.update({n: tcp_rates(t["intervals"], edges) for n, t in run.tcp.items()})
-    means = [g[window].mean() for g in goodput.values()]
-    forward = sum(g for n, g in goodput.items()
-                  if run.tcp.get(n, {}).get("direction") != "reverse")
-    capacity = link_capacity(run, edges)
+    # Every flow that crosses the forward bottleneck: the media, the
+    # forward long-lived TCP flows and each short-flow group (bulk too).
     competing = [n for n, t in run.tcp.items() if t.get("direction") != "reverse"]
-    shared = {"jain": jain(means) if max(means) > 0 else math.nan,
-              "utilisation": float((forward[window] / capacity[window]).mean()),
-              # what the competing (forward) TCP flows got, together
-              "tcp.goodput_kbps": (sum(float(goodput[n][window].mean()) for n in competing)
-                                   / 1000 if competing else math.nan)}
+    goodput = {n: media_rates(f, edges)["goodput"] for n, f in run.flows.items()}
+    goodput.update({n: tcp_rates(run.tcp[n]["intervals"], edges) for n in competing})
+    if run.short is not None:
+        goodput.update({f"short.g{g}": r for g, r in short_rates(run.short, edges).items()})
+    shared = link_share(goodput, link_capacity(run, edges), window)
+    # what the competing (forward) TCP flows got, together
+    shared["tcp.goodput_kbps"] = (sum(float(goodput[n][window].mean()) for n in competing)
+                                  / 1000 if competing else math.nan)
     if run.short is not None:
         shared.update(short_flows(run.short))
+        shared["short.groups"] = {g: short_group_label(grp) for g, grp in
+                                  enumerate(meta["config"].get("short_tcp", []))}
     rows = []
     for name, flow in run.flows.items():
         row = {"dir": run.dir, "run": meta["run_id"],

@@ -111,8 +111,11 @@ BAD = [
     ("faster_restart sweep value", GOOD.replace("rtt_ms = [30, 150]", 'faster_restart = ["on"]'),
      ["field 'sweep.faster_restart'", "true or false"]),
     ("initcwnd", GOOD.replace("[[media]]", "[[short_tcp]]\ncount = 3\nsize_bytes = 1000\n"
-                              "initcwnd = 4\n\n[[media]]", 1),
-     ["field 'short_tcp[0].initcwnd'", "3, 10"]),
+                              "initcwnd = 0\n\n[[media]]", 1),
+     ["field 'short_tcp[0].initcwnd'", "1", "1000"]),
+    ("initcwnd sweep without short flows",
+     GOOD.replace("rtt_ms = [30, 150]", "initcwnd = [3, 10]"),
+     ["field 'sweep.initcwnd'", "[[short_tcp]]"]),
 ]
 
 results = []
@@ -268,6 +271,14 @@ def main():
         labels = {"+".join([m["policy"] if m["transport"] == "dccp" else m["transport"]]
                            + [CCID3_OPTIONS[o] for o in option_flags(m)])
                   for r in lr for m in r.config["media"]}
+        iw = load(write(tmp, GOOD.replace("rtt_ms = [30, 150]", "initcwnd = [3, 32]").replace(
+            "[[media]]", "[[short_tcp]]\ncount = 3\nsize_bytes = 1000\n\n"
+            "[[short_tcp]]\ncount = 1\nsize_bytes = 99\ninitcwnd = 10\n\n[[media]]", 1),
+            "iw.toml")).runs()
+        check("sweep initcwnd sets every short-flow group",
+              sorted({(r.point["initcwnd"], tuple(g["initcwnd"] for g in r.config["short_tcp"]))
+                      for r in iw}) == [(3, (3, 3)), (32, (32, 32))],
+              str([(r.id, r.config["short_tcp"]) for r in iw[:2]]))
         check("last_rtt sweep marks only the SBPN policies",
               labels == {"simple", "sbpn2", "sbpn2+lr", "udp"}, str(sorted(labels)))
         check("defaults filled in", sc.config["tcp"][0]["cc"] == "reno" and

@@ -110,6 +110,31 @@ def loss_period_levels():
 
 
 @test
+def short_flow_rates_and_link_share():
+    # edges 0, 0.4, 0.8 s.  Group 0: 1000 B over 0-0.4 s (8000 bits in bin
+    # 0) and 2000 B over 0.2-0.6 s (8000 bits in each bin): 40000, 20000
+    # bit/s.  Group 1: 500 B over 0-0.8 s (2000 bits per bin, 5000 bit/s)
+    # and a flow whose end is unknown (nothing).
+    short = {"group": np.array([0, 0, 1, 1]), "start": np.array([0.0, 0.2, 0.0, 0.1]),
+             "end": np.array([0.4, 0.6, 0.8, np.nan]),
+             "delivered": np.array([1000.0, 2000.0, 500.0, 0.0])}
+    r = stats.short_rates(short, np.array([0.0, 0.4, 0.8]))
+    check(sorted(r) == [0, 1] and close(r[0], [40000, 20000]) and close(r[1], [5000, 5000]),
+          f"short rates {r}")
+    goodput = {"call": np.array([15000.0, 15000.0]), **{f"short.g{g}": v for g, v in r.items()}}
+    cap = np.array([100000.0, 100000.0])
+    # means 15000, 30000, 5000: J = 50000^2 / (3 (15000^2 + 30000^2 + 5000^2))
+    # = 2.5e9 / 3.45e9; utilisation (0.6 + 0.4) / 2
+    share = stats.link_share(goodput, cap, np.array([True, True]))
+    check(close(share["jain"], 2.5 / 3.45) and close(share["utilisation"], 0.5),
+          f"both bins {share}")
+    # bin 1 alone: 15000, 20000, 5000: J = 40000^2 / (3 * 6.5e8), 0.4
+    share = stats.link_share(goodput, cap, np.array([False, True]))
+    check(close(share["jain"], 1.6 / 1.95) and close(share["utilisation"], 0.4),
+          f"bin 1 {share}")
+
+
+@test
 def jain_index():
     check(close(stats.jain([1, 1, 1, 1]), 1), "equal shares")
     check(close(stats.jain([1, 0, 0, 0]), 0.25), "one flow takes all")
@@ -270,12 +295,15 @@ def write_run(camp, policy, seed, status="complete", rate=None, fr=None, on_time
         json.dump({"intervals": [{"sum": {"start": k * 0.5, "end": k * 0.5 + 0.5,
                                           "bytes": 15000}, "streams": []}
                                  for k in range(7)]}, f)
-    # Short flows: 0.5, 1 and 2 s to complete, and one that never did.
+    # Short flows: 0.5, 1 and 2 s to complete, and one that never did;
+    # group 1 is a bulk transfer that did not complete either.
     with open(os.path.join(d, "short-tcp.json"), "w") as f:
         json.dump({"format": "sbpn-short-tcp 1", "flows": [
             {"group": 0, "size": 10000, "started_ns": START_NS + k * 10**9,
              "done_ns": START_NS + k * 10**9 + fct if fct else None}
-            for k, fct in enumerate((500_000_000, 1_000_000_000, 2_000_000_000, 0))]}, f)
+            for k, fct in enumerate((500_000_000, 1_000_000_000, 2_000_000_000, 0))] + [
+            {"group": 1, "size": 10**6, "started_ns": START_NS + 10**9, "done_ns": None,
+             "ended_ns": START_NS + 3 * 10**9, "acked_bytes": 50000}]}, f)
     with open(os.path.join(d, "link.log"), "w") as f:
         f.write(f"# sbpn-link 1\n# t0_ns: {START_NS}\n"
                 "t_s\tplanned_ns\tapplied_ns\tlate_ms\trate\tresult\n"
@@ -292,6 +320,10 @@ def write_run(camp, policy, seed, status="complete", rate=None, fr=None, on_time
             "config": {"scenario": {"name": "synthetic", "duration_s": DURATION_S,
                                     "warmup_s": WARMUP_S},
                        "link": {"rate": "1mbit"}, "media": [media],
+                       "short_tcp": [{"count": 4, "size_bytes": 10000, "initcwnd": 10,
+                                      "cc": "reno"},
+                                     {"count": 1, "size_bytes": 10**6, "initcwnd": 3,
+                                      "cc": "cubic"}],
                        "tcp": [{"flows": 1, "direction": "forward"}]},
             "link": {"initial_rate": "1mbit", "changes": [[2.0, "500kbit"]]},
             "tcp": [{"started_s": 0.5}], "qpolicy": {"call": {"qpolicy_expired": "4", "notices": "3"}}}
@@ -368,10 +400,21 @@ def run_metrics_of_a_run():
     # 25050 B/s
     check(close(row["audio.recv_pps"], 41) and close(row["video.recv_pps"], 20) and
           close(row["x_median_kbps"], 200.4), f"received rates {row}")
-    # 3 of 4 short flows completed; p95 of 0.5, 1, 2 s is 1 + 0.9 (2 - 1)
-    check(row["short.flows"] == 4 and close(row["short.completed_frac"], 0.75) and
+    # 3 of 5 short flows completed; p95 of 0.5, 1, 2 s is 1 + 0.9 (2 - 1);
+    # group 0: 3 of its 4, the same times; group 1: none of its one
+    check(row["short.flows"] == 5 and close(row["short.completed_frac"], 0.6) and
           close(row["short.fct_p50_ms"], 1000) and close(row["short.fct_p95_ms"], 1900),
           f"short flows {row}")
+    check(row["short.g0.flows"] == 4 and close(row["short.g0.completed_frac"], 0.75) and
+          close(row["short.g0.fct_p95_ms"], 1900) and row["short.g1.flows"] == 1 and
+          row["short.g1.completed_frac"] == 0 and math.isnan(row["short.g1.fct_p50_ms"]),
+          f"short flows per group {row}")
+    # The bulk flow's 50000 acked bytes, spread over 1-3 s, are 200 kbit/s
+    # of the forward traffic: without them the utilisation is lower.
+    run.short = None
+    (bare,) = stats.run_metrics(run, 0.040)
+    check(row["utilisation"] > bare["utilisation"] and row["jain"] != bare["jain"],
+          f"short flows in the link share {row['utilisation']} {bare['utilisation']}")
     check(close(row["send_late_p99_ms"], 0), f"sender lateness {row['send_late_p99_ms']}")
 
 
@@ -447,8 +490,12 @@ def report_tables():
           close(float(s["ci95"]), 0.248414, 1e-6), f"csv {s}")
     check(close(float(got["simple", "stall"]["mean"]), 0.5) and
           close(float(got["prio", "stall"]["mean"]), 0), "stall in csv")
-    short = lines[lines.index(next(x for x in lines if x.startswith("policy  flows"))) + 1]
-    check(short.split() == ["simple", "4", "75.0", "1000", "1900"], f"short flows: {short}")
+    i = lines.index(next(x for x in lines if x.startswith("policy  group")))
+    check([x.split() for x in lines[i + 1:i + 4]] ==
+          [["simple", "all", "5", "60.0", "1000", "1900"],
+           ["simple", "0", "IW10", "10", "kB", "reno", "4", "75.0", "1000", "1900"],
+           ["simple", "1", "IW3", "1", "MB", "cubic", "1", "0.0", "-", "-"]],
+          f"short flows: {lines[i:i + 4]}")
     with open(os.path.join(out, "runs.csv")) as f:
         check(len(list(csv.DictReader(f))) == 6, "runs.csv has one row per run")
     with open(os.path.join(out, "summary.md")) as f:
