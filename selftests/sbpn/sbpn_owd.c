@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DCCP_SOCKOPT_QPOLICY_OWD, over CCID 3: expiry is judged by a one-way
+ * delay of RTT/2 by default and of RTT - min RTT/2 with the option on.
+ *
+ * SBPN1 on a path whose feedback takes 100 ms (netem on the receiver's
+ * side), then 500 ms: CCID 3's smallest sample stays near 100 ms while its
+ * smoothed RTT R climbs as packets keep coming back.  Once R is 300 ms, a
+ * packet is queued whose deadline lies halfway between R/2 and R - 60 ms
+ * from now: by RTT/2 it can arrive in time and is sent, by RTT - min RTT/2
+ * it cannot and is discarded as expired.  The last RTT
+ * (DCCP_SOCKOPT_QPOLICY_LAST_RTT) is on in both variants, so that a
+ * nofeedback timeout while the delay grows cannot make the RTT 0.
+ */
+#include "sbpn_test.h"
+
+#define SHORT	"netem delay 100ms limit 10000"
+#define LONG	"netem delay 500ms limit 10000"
+
+SBPN_TOPOLOGY(NULL, NULL, SHORT, NULL)
+
+FIXTURE(owd) {
+	struct sbpn_conn c;
+};
+
+FIXTURE_VARIANT(owd) {
+	int on;
+};
+
+FIXTURE_VARIANT_ADD(owd, off) { .on = 0 };
+FIXTURE_VARIANT_ADD(owd, on) { .on = 1 };
+
+FIXTURE_SETUP(owd)
+{
+	sbpn_connect(_metadata, &self->c, 1, 3, DCCPQ_POLICY_SBPN1, 0);
+}
+
+FIXTURE_TEARDOWN(owd)
+{
+	sbpn_set_ack_qdisc(_metadata, SHORT);
+}
+
+TEST_F(owd, queue_grew)
+{
+	int fd = self->c.cfd, val = -1;
+	socklen_t len = sizeof(val);
+	struct dccp_qpolicy_stats s0, s;
+	struct dt_tfrc_tx_info ti;
+	unsigned int due_ms;
+	uint32_t tag = 0;
+
+	ASSERT_EQ(0, getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_OWD, &val, &len));
+	ASSERT_EQ(0, val);
+	ASSERT_EQ(-1, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_OWD, 2));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_OWD, variant->on));
+	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_LAST_RTT, 1));
+
+	/* the smallest sample: about 100 ms */
+	sbpn_measure_rtt(_metadata, &self->c, 100);
+	ti = sbpn_tx_info(_metadata, fd);
+	ASSERT_GT(250000, ti.rtt_us);
+
+	/* the feedback's queue grows; packets every 50 ms bring samples */
+	sbpn_set_ack_qdisc(_metadata, LONG);
+	for (int ms = 0; ms < 30000 && ti.rtt_us < 300000; ms += 50) {
+		ASSERT_EQ(0, dt_send(fd, tag++, 1, 0, 0, 0, MSG_DONTWAIT));
+		dt_sleep_ms(50);
+		ti = sbpn_tx_info(_metadata, fd);
+	}
+	ASSERT_LE(300000, ti.rtt_us);
+	for (int ms = 0; ms < SBPN_WAIT_MS; ms += 10) {
+		s0 = sbpn_stats(_metadata, fd);
+		if (!s0.qlen)
+			break;
+		dt_sleep_ms(10);
+	}
+	ASSERT_EQ(0, s0.qlen);
+
+	ti = sbpn_tx_info(_metadata, fd);
+	due_ms = (ti.rtt_us / 2 + ti.rtt_us - 60000) / 2 / 1000;
+	TH_LOG("R %u us, deadline in %u ms", ti.rtt_us, due_ms);
+	ASSERT_EQ(0, dt_send(fd, 7, 1, 1, 1, sbpn_in_ms(due_ms), MSG_DONTWAIT));
+	s = sbpn_stats(_metadata, fd);
+	sbpn_stats_log(_metadata, "after the packet", &s);
+	sbpn_check_invariant(_metadata, &s);
+	EXPECT_EQ(variant->on, s.expired - s0.expired);
+	EXPECT_EQ(!variant->on, s.sent - s0.sent);
+}
+
+TEST_HARNESS_MAIN
