@@ -266,7 +266,8 @@ def main():
         check("size_pacing and predict sweep; predict marks only the SBPN policies",
               labels == {"simple", "simple+sp", "sbpn2", "sbpn2+sp", "sbpn2+pd",
                          "sbpn2+sp+pd", "udp"}, str(sorted(labels)))
-        lr = load(write(tmp, GOOD.replace("rtt_ms = [30, 150]", "last_rtt = [false, true]"),
+        lr = load(write(tmp, GOOD.replace("rtt_ms = [30, 150]",
+                                          "last_rtt = [false, true]\nowd = [false, true]"),
                         "lr.toml")).runs()
         labels = {"+".join([m["policy"] if m["transport"] == "dccp" else m["transport"]]
                            + [CCID3_OPTIONS[o] for o in option_flags(m)])
@@ -279,8 +280,9 @@ def main():
               sorted({(r.point["initcwnd"], tuple(g["initcwnd"] for g in r.config["short_tcp"]))
                       for r in iw}) == [(3, (3, 3)), (32, (32, 32))],
               str([(r.id, r.config["short_tcp"]) for r in iw[:2]]))
-        check("last_rtt sweep marks only the SBPN policies",
-              labels == {"simple", "sbpn2", "sbpn2+lr", "udp"}, str(sorted(labels)))
+        check("last_rtt and owd sweeps mark only the SBPN policies",
+              labels == {"simple", "sbpn2", "sbpn2+lr", "sbpn2+owd", "sbpn2+lr+owd", "udp"},
+              str(sorted(labels)))
         check("defaults filled in", sc.config["tcp"][0]["cc"] == "reno" and
               sc.config["tcp"][0]["write_bytes"] == 519 and
               sc.config["scenario"]["warmup_s"] == 3 and

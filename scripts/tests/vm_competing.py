@@ -15,7 +15,8 @@ Two short runs through `sbpn-lab run`, then checks on their results:
            100 + 100 ms and three with 3: all complete, none faster than
            two round trips (connect, then data and answer), and the
            median of the initcwnd 3 flows is at least half a round trip
-           slower (7 segments need one round trip more from a window of 3);
+           slower (7 segments need one round trip more from a window of 3),
+           and TCP_INFO's bytes acked, recorded for each flow, covers its size;
            a second call (CBR over DCCP, SBPN2) shares the link with the
            first (CBR over UDP): each receiver gets every packet its
            sender sent (the path is lossless; for DCCP, the kernel queue's
@@ -115,6 +116,11 @@ def check_short(rdir, meta):
     done = [x for x in flows if x["done_ns"]]
     check("short: all 6 flows completed", len(flows) == 6 and len(done) == 6,
           "; ".join(f"group {x['group']}: {x['error'] or 'done'}" for x in flows))
+    # tcpi_bytes_acked read at the end, what an unfinished flow's share of
+    # the link is computed from: all the data, plus the SYN and maybe FIN
+    check("short: TCP_INFO says every completed flow's bytes were acked",
+          done and all(x["size"] <= (x.get("acked_bytes") or 0) <= x["size"] + 2 for x in done),
+          f"acked {[x.get('acked_bytes') for x in done]}")
     fct = {g: [(x["done_ns"] - x["started_ns"]) / 1e6 for x in done if x["group"] == g]
            for g in (0, 1)}
     every = fct[0] + fct[1]

@@ -185,6 +185,18 @@ int sbpn_get_last_rtt(int fd, int *on)
 	return getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_LAST_RTT, on, &len);
 }
 
+int sbpn_set_owd(int fd, int on)
+{
+	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_OWD, &on, sizeof(on));
+}
+
+int sbpn_get_owd(int fd, int *on)
+{
+	socklen_t len = sizeof(*on);
+
+	return getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_OWD, on, &len);
+}
+
 int sbpn_set_ccid(int fd, uint8_t ccid)
 {
 	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID, &ccid, sizeof(ccid));

@@ -126,6 +126,13 @@ int sbpn_get_predict(int fd, int *on);
  */
 int sbpn_set_last_rtt(int fd, int on);
 int sbpn_get_last_rtt(int fd, int *on);
+/*
+ * Judge expiry by a one-way delay of RTT - min RTT/2 (all queueing on the
+ * way out) instead of RTT/2 (DCCP_SOCKOPT_QPOLICY_OWD), on is 0 or 1; any
+ * time.  ENOPROTOOPT when the kernel lacks it.
+ */
+int sbpn_set_owd(int fd, int on);
+int sbpn_get_owd(int fd, int *on);
 
 /*
  * Drop notices (DCCP_SOCKOPT_QPOLICY_NOTIFY): each packet the queueing

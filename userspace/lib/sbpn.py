@@ -35,6 +35,7 @@ DCCP_SOCKOPT_QPOLICY_NOTIFY = 20
 DCCP_SOCKOPT_QPOLICY_LAST_RTT = 21
 DCCP_SOCKOPT_SIZE_PACING = 22
 DCCP_SOCKOPT_QPOLICY_PREDICT = 23
+DCCP_SOCKOPT_QPOLICY_OWD = 24
 DCCP_SOCKOPT_CCID_TX_INFO = 192
 
 DCCP_SCM_PRIORITY = 1
@@ -119,6 +120,12 @@ def set_last_rtt(s, on):
     """After CCID3's nofeedback timer expired, judge expiry by the last RTT
     measured (as the SBPN paper did) instead of 0, on or off; any time."""
     s.setsockopt(SOL_DCCP, DCCP_SOCKOPT_QPOLICY_LAST_RTT, int(bool(on)))
+
+
+def set_owd(s, on):
+    """Judge expiry by a one-way delay of RTT - min RTT/2 (all queueing on
+    the way out) instead of RTT/2, on or off; any time."""
+    s.setsockopt(SOL_DCCP, DCCP_SOCKOPT_QPOLICY_OWD, int(bool(on)))
 
 
 def set_notify(s, on):

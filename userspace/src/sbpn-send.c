@@ -48,7 +48,7 @@ static struct {
 	double duration_s;		/* <0: model's */
 	double lifetime_ms;		/* <0: model's */
 	uint64_t seed;
-	bool silence, dry_run, stats, faster_restart, size_pacing, predict, last_rtt;
+	bool silence, dry_run, stats, faster_restart, size_pacing, predict, last_rtt, owd;
 	uint64_t cc_interval_ms, linger_ms;
 	long flow_id;			/* -1: hash of the flow name */
 } cfg = {
@@ -84,6 +84,8 @@ static void usage(FILE *f)
 "                         (DCCP_SOCKOPT_QPOLICY_PREDICT)\n"
 "  --last-rtt             after CCID3's nofeedback timer, judge expiry by the\n"
 "                         last RTT, not 0 (DCCP_SOCKOPT_QPOLICY_LAST_RTT)\n"
+"  --owd                  judge expiry by a one-way delay of RTT - min RTT/2,\n"
+"                         not RTT/2 (DCCP_SOCKOPT_QPOLICY_OWD)\n"
 "  --lifetime-ms MS       expiry = creation + MS; 0 = none (default: model's 200)\n"
 "  --silence-suppression  no audio during quiet phases of the call pattern\n"
 "  --cc-log FILE          sample CCID state and qpolicy counters (DCCP only)\n"
@@ -137,7 +139,7 @@ static void parse_args(int argc, char **argv)
 {
 	enum { O_TRANSPORT = 256, O_TO, O_OUT, O_FLOW, O_FLOWID, O_SOURCE, O_MODEL,
 	       O_TRACE, O_DURATION, O_SEED, O_POLICY, O_CCID, O_QLEN, O_LIFE,
-	       O_SILENCE, O_CCLOG, O_CCINT, O_LINGER, O_DRY, O_STATS, O_FR, O_SP, O_PREDICT, O_LAST_RTT,
+	       O_SILENCE, O_CCLOG, O_CCINT, O_LINGER, O_DRY, O_STATS, O_FR, O_SP, O_PREDICT, O_LAST_RTT, O_OWD,
 	       O_NOTICES,
 	       O_HELP };
 	static const struct option opts[] = {
@@ -158,6 +160,7 @@ static void parse_args(int argc, char **argv)
 		{ "size-pacing", no_argument, 0, O_SP },
 		{ "predict", no_argument, 0, O_PREDICT },
 		{ "last-rtt", no_argument, 0, O_LAST_RTT },
+		{ "owd", no_argument, 0, O_OWD },
 		{ "lifetime-ms", required_argument, 0, O_LIFE },
 		{ "silence-suppression", no_argument, 0, O_SILENCE },
 		{ "cc-log", required_argument, 0, O_CCLOG },
@@ -211,6 +214,7 @@ static void parse_args(int argc, char **argv)
 		case O_SP: cfg.size_pacing = true; break;
 		case O_PREDICT: cfg.predict = true; break;
 		case O_LAST_RTT: cfg.last_rtt = true; break;
+		case O_OWD: cfg.owd = true; break;
 		case O_CCLOG: cfg.cc_log = optarg; break;
 		case O_NOTICES: cfg.notices = optarg; break;
 		case O_CCINT:
@@ -240,9 +244,9 @@ static void parse_args(int argc, char **argv)
 	if (cfg.transport != TR_DCCP &&
 	    (cfg.policy != SBPN_POLICY_SIMPLE || cfg.tx_qlen >= 0 || cfg.cc_log ||
 	     cfg.faster_restart || cfg.size_pacing || cfg.predict || cfg.last_rtt ||
-	     cfg.notices))
+	     cfg.owd || cfg.notices))
 		die_usage("--policy, --tx-qlen, --faster-restart, --size-pacing, --predict, "
-			  "--last-rtt, --cc-log and --notices need "
+			  "--last-rtt, --owd, --cc-log and --notices need "
 			  "--transport dccp (transport is %s)",
 			  transport_name(cfg.transport));
 	if ((cfg.cc_log || cfg.notices) && cfg.dry_run)
@@ -336,6 +340,8 @@ static int open_socket(void)
 			  "DCCP_SOCKOPT_QPOLICY_PREDICT", "DCCP modules" },
 			{ cfg.last_rtt, sbpn_set_last_rtt, "--last-rtt",
 			  "DCCP_SOCKOPT_QPOLICY_LAST_RTT", "DCCP modules" },
+			{ cfg.owd, sbpn_set_owd, "--owd",
+			  "DCCP_SOCKOPT_QPOLICY_OWD", "DCCP modules" },
 		};
 		uint32_t svc = htonl(SERVICE_CODE);
 
@@ -548,7 +554,7 @@ int main(int argc, char **argv)
 	size_t nlate = 0, nwake = 0, n_ok = 0, n_eagain = 0, n_err = 0, sent_upto = 0;
 	uint64_t start, next_cc, life_ns;
 	unsigned int cmsgs = 0, qlen = 0;
-	int fr = 0, sp = 0, pd = 0, lr = 0;
+	int fr = 0, sp = 0, pd = 0, lr = 0, ow = 0;
 	uint32_t cbr_payload = 0;
 	uint16_t flow_id;
 	int fd = -1, rc = 0;
@@ -603,6 +609,8 @@ int main(int argc, char **argv)
 				pd = 0;
 			if (sbpn_get_last_rtt(fd, &lr))
 				lr = 0;
+			if (sbpn_get_owd(fd, &ow))
+				ow = 0;
 		}
 	} else if (cfg.transport == TR_DCCP) {
 		cmsgs = sbpn_policy_cmsgs(cfg.policy);
@@ -611,6 +619,7 @@ int main(int argc, char **argv)
 		sp = cfg.size_pacing;
 		pd = cfg.predict;
 		lr = cfg.last_rtt;
+		ow = cfg.owd;
 	}
 	buf = calloc(1, SBPN_MAX_PAYLOAD);
 	late = calloc(s.n ? s.n : 1, sizeof(*late));
@@ -636,6 +645,7 @@ int main(int argc, char **argv)
 		rec_meta(&rec, "size_pacing", "%d", sp);
 		rec_meta(&rec, "predict", "%d", pd);
 		rec_meta(&rec, "last_rtt", "%d", lr);
+		rec_meta(&rec, "owd", "%d", ow);
 	} else {
 		rec_meta(&rec, "policy", "none");
 		rec_meta(&rec, "ccid", "none");
@@ -644,6 +654,7 @@ int main(int argc, char **argv)
 		rec_meta(&rec, "size_pacing", "none");
 		rec_meta(&rec, "predict", "none");
 		rec_meta(&rec, "last_rtt", "none");
+		rec_meta(&rec, "owd", "none");
 	}
 	rec_meta(&rec, "source", "%s", cfg.source);
 	rec_meta(&rec, "seed", "%llu", (unsigned long long)cfg.seed);
