@@ -3,6 +3,7 @@
 
   sbpn-lab list [DIR]             the scenarios in DIR (scripts/scenarios)
   sbpn-lab run SCENARIO... [opts] every run of each scenario (inside the VM)
+  sbpn-lab merge DEST SRC...      one campaign from its shards (run --shard)
   sbpn-lab handshake SCENARIO     DCCP handshake times over its path (in the VM)
   sbpn-lab report ...             tables and plots (sbpnlab.report)
   sbpn-lab compare A B            B minus A, run by run (sbpnlab.compare)
@@ -18,7 +19,7 @@ import shutil
 import subprocess
 import sys
 
-from .campaign import run_campaign, run_status
+from .campaign import merge_campaigns, parse_shard, run_campaign, run_status, selected
 from .scenario import ScenarioError, load
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -90,12 +91,14 @@ def _cmd_run(args):
             return _bad_input(f"--only: not a regular expression: {e}")
     if args.campaign and len(scenarios) > 1:
         return _bad_input("--campaign names one campaign: give one scenario")
+    try:
+        shard = parse_shard(args.shard) if args.shard else None
+    except ValueError as e:
+        return _bad_input(f"--shard: {e}")
     if args.dry_run:
         for sc in scenarios:
             name = args.campaign or sc.name
-            for r in sc.runs():
-                if args.only and not re.search(args.only, r.id):
-                    continue
+            for r in selected(sc, args.only, shard):
                 rd = os.path.join(args.results, name, r.id)
                 print(f"{name}/{r.id}\tseed {r.seed}\t{run_status(rd) or 'not run'}")
         return 0
@@ -111,8 +114,18 @@ def _cmd_run(args):
     failed = 0
     for sc in scenarios:
         failed += len(run_campaign(sc, args.results, args.campaign, args.jobs, args.only,
-                                   args.force))
+                                   args.force, shard=shard))
     return 1 if failed else 0
+
+
+def _cmd_merge(args):
+    if os.path.abspath(args.dest) in map(os.path.abspath, args.source):
+        return _bad_input("merge: DEST must not be one of the sources")
+    try:
+        merge_campaigns(args.dest, args.source)
+    except (ValueError, OSError) as e:
+        return _bad_input(f"merge: {e}")
+    return 0
 
 
 def _cmd_handshake(args):
@@ -171,7 +184,16 @@ def main(argv=None):
                     help="redo runs that are already complete (default: resume)")
     rn.add_argument("--dry-run", action="store_true",
                     help="list the runs, their seeds and status; run nothing")
+    rn.add_argument("--shard", metavar="K/N",
+                    help="only shard K of N: the repetitions r with (r-1) mod N = K-1, "
+                    "every run of each, so pairs stay together (merge the shards' "
+                    "campaign directories with sbpn-lab merge)")
     rn.set_defaults(func=_cmd_run)
+    mg = sub.add_parser("merge", help="merge the campaign directories of shards (run "
+                        "--shard) into one")
+    mg.add_argument("dest", help="the merged campaign directory (made if missing)")
+    mg.add_argument("source", nargs="+", help="campaign directories of the shards")
+    mg.set_defaults(func=_cmd_merge)
     hs = sub.add_parser("handshake", help="time DCCP handshakes over a scenario's path, "
                         "each in new namespaces (inside the VM)")
     hs.add_argument("scenario", help="scenario file (TOML)")

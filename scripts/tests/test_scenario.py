@@ -13,6 +13,7 @@ with a ScenarioError, never another exception (a property-based test).
 Needs no root and no VM.  Exit 0 all passed, 1 a test failed.
 """
 import glob
+import json
 import os
 import random
 import struct
@@ -215,6 +216,64 @@ def campaign_resumes(tmp, good):
           "11 already complete, 1 to do" in text2, text2[:300])
 
 
+def campaign_shards_merge(tmp, good):
+    """Two shards run apart (execute() replaced) and merged: every
+    repetition whole in one shard, the merged campaign.json lists what the
+    whole campaign lists, and conflicting sources are refused."""
+    real = campaign.execute
+
+    def fake(spec, run_dir, slot, name):
+        os.makedirs(run_dir, exist_ok=True)
+        with open(os.path.join(run_dir, "meta.json"), "w", encoding="utf-8") as f:
+            f.write('{"status": "complete"}')
+        return {"status": "complete", "reason": None}
+
+    text = open(good, encoding="utf-8").read().replace("repetitions = 2", "repetitions = 3")
+    sc = load(write(tmp, text, "shards.toml"))
+    parts = [campaign.selected(sc, shard=(k, 2)) for k in (1, 2)]
+    check("shards: disjoint, together every run, each repetition whole in one",
+          sorted(r.id for p in parts for r in p) == sorted(r.id for r in sc.runs()) and
+          {r.rep for r in parts[0]} == {1, 3} and {r.rep for r in parts[1]} == {2},
+          str([[r.id for r in p] for p in parts]))
+    campaign.execute = fake
+    try:
+        log = tempfile.TemporaryFile("w+")
+        for k in (1, 2):
+            campaign.run_campaign(sc, os.path.join(tmp, f"host{k}"), "c", out=log,
+                                  shard=(k, 2))
+    finally:
+        campaign.execute = real
+    whole = os.path.join(tmp, "whole")
+    os.makedirs(whole)
+    campaign.write_index(sc, whole, "c")
+    merged, hosts = os.path.join(tmp, "merged"), [os.path.join(tmp, f"host{k}", "c")
+                                                  for k in (1, 2)]
+    campaign.merge_campaigns(merged, hosts, out=log)
+    with open(os.path.join(merged, "campaign.json"), encoding="utf-8") as f:
+        got = json.load(f)
+    with open(os.path.join(whole, "campaign.json"), encoding="utf-8") as f:
+        want = json.load(f)
+    check("merge: the runs of one campaign, in its order, all complete",
+          got["runs"] == want["runs"] and got["shards"] == ["1/2", "2/2"] and
+          all(campaign.run_status(os.path.join(merged, r)) == "complete"
+              for r in want["runs"]), str(got["runs"][:4]))
+    try:
+        campaign.merge_campaigns(os.path.join(tmp, "again"), hosts + [merged], out=log)
+        check("merge: a run complete in two sources is refused", False)
+    except ValueError as e:
+        check("merge: a run complete in two sources is refused", "complete in both" in str(e),
+              str(e))
+    other = os.path.join(tmp, "other")
+    os.makedirs(other)
+    campaign.write_index(load(good), other, "c", only="simple")
+    rc = subprocess.run([sys.executable, os.path.join(SCRIPTS, "sbpn-lab"), "merge",
+                         os.path.join(tmp, "m2"), hosts[0], other],
+                        capture_output=True, text=True)
+    check("merge: sources of different campaigns exit 2 naming what differs",
+          rc.returncode == 2 and "only" in rc.stderr and
+          not os.path.exists(os.path.join(tmp, "m2")), rc.stderr)
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         shipped = sorted(glob.glob(os.path.join(SCRIPTS, "scenarios", "*.toml")))
@@ -236,6 +295,7 @@ def main():
         check("run id names parameters and repetition",
               runs[0].id == "policy=simple,rtt_ms=30,rep=01", runs[0].id)
         campaign_resumes(tmp, good)
+        campaign_shards_merge(tmp, good)
         seeds = {(r.rep, r.seed) for r in runs}
         check("paired seeds: one seed per repetition, whatever the policy",
               seeds == {(1, 7), (2, 8)}, str(sorted(seeds)))
