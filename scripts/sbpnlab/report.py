@@ -513,18 +513,22 @@ def rate_table(by_policy, summaries):
     """What the flow got through: packets per second of each class, payload
     rate and CCID3's median allowed rate (means over runs)."""
     head = ["policy", "audio pkt/s", "video pkt/s", "total pkt/s", "payload kbit/s",
-            "X median kbit/s"]
+            "X median kbit/s", "RTT/2 ms", "audio delay p50 ms"]
     table = []
     for p in by_policy:
         mean = {m: summaries[p, m]["mean"] for m in
-                ("audio.recv_pps", "video.recv_pps", "recv_kbps", "x_median_kbps")}
+                ("audio.recv_pps", "video.recv_pps", "recv_kbps", "x_median_kbps",
+                 "rtt_median_ms", "audio.delay_p50_ms")}
         table.append([p, fmt(mean["audio.recv_pps"]), fmt(mean["video.recv_pps"]),
                       fmt(mean["audio.recv_pps"] + mean["video.recv_pps"]),
-                      fmt(mean["recv_kbps"], 0), fmt(mean["x_median_kbps"], 0)])
+                      fmt(mean["recv_kbps"], 0), fmt(mean["x_median_kbps"], 0),
+                      fmt(mean["rtt_median_ms"] / 2), fmt(mean["audio.delay_p50_ms"])])
     return ("received after warm-up, per second, and the median of CCID3's allowed rate "
             "X (means over runs); CCID3 sends a packet every s/X with s the mean packet "
-            "size, so a small audio packet uses as much of X as a large video packet",
-            head, table)
+            "size, so a small audio packet uses as much of X as a large video packet.  "
+            "RTT/2: half CCID3's median RTT, the one-way delay the SBPN policies judge "
+            "expiry by; audio delay p50: the audio's median one-way delay, sendmsg to "
+            "arrival", head, table)
 
 
 def short_table(by_policy, summaries):

@@ -188,15 +188,18 @@ QUEUE_COLUMNS = ("q_qlen", "q_expired", "q_evicted", "q_refused")
 
 def read_cc_log(path, t0_ns):
     """CCID3 state over time: dict of arrays t (s from t0), x and x_recv
-    (bytes/s), and the queue counters QUEUE_COLUMNS (NaN where the kernel
-    gave none); samples without CCID3 data (CCID 2) are dropped."""
+    (bytes/s), rtt (s, NaN where the log has none), and the queue counters
+    QUEUE_COLUMNS (NaN where the kernel gave none); samples without CCID3
+    data (CCID 2) are dropped."""
     try:
         r = records.read(path, magic="# sbpn-cc 1")
     except (OSError, ValueError) as e:
         raise FormatError(str(e)) from None
     rows = [x for x in r.rows if x["x_Bps"] != "-"]
     col = {k: np.array([float(x[k]) for x in rows]) for k in ("t_ns", "x_Bps", "x_recv_Bps")}
-    out = {"t": (col["t_ns"] - t0_ns) / 1e9, "x": col["x_Bps"], "x_recv": col["x_recv_Bps"]}
+    out = {"t": (col["t_ns"] - t0_ns) / 1e9, "x": col["x_Bps"], "x_recv": col["x_recv_Bps"],
+           "rtt": np.array([float(x["rtt_us"]) / 1e6 if x.get("rtt_us", "-") != "-"
+                            else math.nan for x in rows])}
     for k in QUEUE_COLUMNS:
         out[k] = np.array([float(x[k]) if x.get(k, "-") != "-" else math.nan for x in rows])
     return out
@@ -386,6 +389,13 @@ def received_rates(flow, warmup_s):
            for c in CLASSES}
     out["recv_kbps"] = flow.bits[got].sum() / span / 1000 if span > 0 else math.nan
     return out
+
+
+def median_rtt_ms(cc, warmup_s, start_s=0.0):
+    """Median of CCID3's RTT estimate after warm-up, ms (the RTT the SBPN
+    policies judge expiry by: half of it is their one-way delay)."""
+    sel = (cc["t"] >= start_s + warmup_s) & np.isfinite(cc["rtt"]) & (cc["rtt"] > 0)
+    return float(np.median(cc["rtt"][sel])) * 1000 if sel.any() else math.nan
 
 
 def median_x_kbps(cc, warmup_s, start_s=0.0):
@@ -604,6 +614,8 @@ def run_metrics(run, buffer_s):
                         if cc is not None and len(cc["t"]) and has_audio else math.nan)
         row.update(received_rates(flow, warm))
         row["x_median_kbps"] = (median_x_kbps(cc, warm, flow.start)
+                                if cc is not None and len(cc["t"]) else math.nan)
+        row["rtt_median_ms"] = (median_rtt_ms(cc, warm, flow.start)
                                 if cc is not None and len(cc["t"]) else math.nan)
         rows.append({k: float(v) if isinstance(v, np.floating) else v
                      for k, v in row.items()})

@@ -400,6 +400,8 @@ def run_metrics_of_a_run():
     # 25050 B/s
     check(close(row["audio.recv_pps"], 41) and close(row["video.recv_pps"], 20) and
           close(row["x_median_kbps"], 200.4), f"received rates {row}")
+    # every sample says 40000 us
+    check(close(row["rtt_median_ms"], 40), f"RTT median {row['rtt_median_ms']}")
     # 3 of 5 short flows completed; p95 of 0.5, 1, 2 s is 1 + 0.9 (2 - 1);
     # group 0: 3 of its 4, the same times; group 1: none of its one
     check(row["short.flows"] == 5 and close(row["short.completed_frac"], 0.6) and
