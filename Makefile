@@ -84,9 +84,9 @@ check: all
 # allow a conclusion, beside the shipped 30-pair reference (DEMO_REFERENCE),
 # and draws the per-run figure of the first run of each.
 DEMO_JOBS	?= 2
-DEMO_ONLY	:= policy=simple,size_pacing=False,predict=False|policy=sbpn2,size_pacing=(False,predict=False|True,predict=True)
-DEMO_BEST	:= sbpn2+sp+pd
-DEMO_REFERENCE	:= Documentation/results/sppd-rtt80-q5-summary.csv
+DEMO_ONLY	:= policy=simple,size_pacing=False,predict=False,owd=False|policy=sbpn2,size_pacing=(False,predict=False,owd=False|True,predict=True,owd=True)
+DEMO_BEST	:= sbpn2+sp+pd+owd
+DEMO_REFERENCE	:= Documentation/results/owd-rtt80-q5-summary.csv
 demo: all venv
 	@scripts/vm-run --timeout 2400 --out $(BUILD)/demo -- \
 		scripts/sbpn-lab run --jobs $(DEMO_JOBS) --only '$(DEMO_ONLY)' \
