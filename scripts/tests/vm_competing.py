@@ -152,7 +152,7 @@ def check_calls(rdir, meta):
 
 
 def main():
-    labtest.start(9)
+    labtest.start(10)
     tmp = tempfile.mkdtemp(prefix="vm_competing-")
     out = os.path.join(os.environ.get("VM_OUT", tmp), "vm_competing")
     shutil.rmtree(out, ignore_errors=True)
@@ -161,7 +161,7 @@ def main():
         check_calls(rdir, meta)
 
     for name, text, fn, n in (("reverse", REVERSE, check_reverse, 3),
-                              ("short", SHORT, check_both, 4)):
+                              ("short", SHORT, check_both, 5)):
         rdir, meta = labtest.run(tmp, out, name, text)
         labtest.checked(name, fn, rdir, meta, n)
     shutil.rmtree(tmp, ignore_errors=True)
