@@ -110,18 +110,18 @@ def merge_campaigns(dest, sources, out=sys.stderr):
             if ix.get(k) != indexes[0].get(k):
                 raise ValueError(f"{src}: {k} {ix.get(k)!r} differs from "
                                  f"{sources[0]}'s {indexes[0].get(k)!r}")
-    owner, wanted = {}, []
+    owner, wanted = {}, []      # owner: run id -> (source, its status there)
     for src, ix in zip(sources, indexes):
         for rid in ix["runs"]:
             if rid not in wanted:
                 wanted.append(rid)
-            if run_status(os.path.join(src, rid)) is None:
+            status = run_status(os.path.join(src, rid))
+            if status is None:
                 continue
-            if rid in owner and run_status(os.path.join(owner[rid], rid)) == "complete" \
-                    and run_status(os.path.join(src, rid)) == "complete":
-                raise ValueError(f"{rid} is complete in both {owner[rid]} and {src}")
-            if rid not in owner or run_status(os.path.join(src, rid)) == "complete":
-                owner[rid] = src
+            if rid in owner and owner[rid][1] == status == "complete":
+                raise ValueError(f"{rid} is complete in both {owner[rid][0]} and {src}")
+            if rid not in owner or status == "complete":
+                owner[rid] = (src, status)
     # repetition-major, as one campaign lists them
     wanted.sort(key=lambda rid: int(rid.rsplit("rep=", 1)[1]))
     shards = sorted({ix.get("shard") for ix in indexes if ix.get("shard")})
@@ -134,7 +134,7 @@ def merge_campaigns(dest, sources, out=sys.stderr):
                   "runs will be missing", file=out)
     os.makedirs(dest, exist_ok=True)
     copied = 0
-    for rid, src in owner.items():
+    for rid, (src, _) in owner.items():
         target = os.path.join(dest, rid)
         if os.path.exists(target):
             if run_status(target) == "complete":
