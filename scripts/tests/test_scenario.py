@@ -175,6 +175,12 @@ def mutations_fail_cleanly(tmp, texts, n=2000, seed=1):
           f"slowest {slowest:.3f} s; " + ("; ".join(problems[:5]) or "no problem"))
 
 
+def row_labels(runs):
+    """The report's row labels of the runs' media flows ("sbpn2+sp+pd")."""
+    return {"+".join([m["policy"] if m["transport"] == "dccp" else m["transport"]]
+                     + [CCID3_OPTIONS[o] for o in option_flags(m)])
+            for r in runs for m in r.config["media"]}
+
 def campaign_resumes(tmp, good):
     """run_campaign with execute() replaced: a run that failed once is
     reported and kept, a second campaign redoes only the runs that are not
@@ -320,18 +326,14 @@ def main():
         sp = load(write(tmp, GOOD.replace("rtt_ms = [30, 150]",
                                           "size_pacing = [false, true]\npredict = [false, true]"),
                         "sp.toml")).runs()
-        labels = {"+".join([m["policy"] if m["transport"] == "dccp" else m["transport"]]
-                           + [CCID3_OPTIONS[o] for o in option_flags(m)])
-                  for r in sp for m in r.config["media"]}
+        labels = row_labels(sp)
         check("size_pacing and predict sweep; predict marks only the SBPN policies",
               labels == {"simple", "simple+sp", "sbpn2", "sbpn2+sp", "sbpn2+pd",
                          "sbpn2+sp+pd", "udp"}, str(sorted(labels)))
         lr = load(write(tmp, GOOD.replace("rtt_ms = [30, 150]",
                                           "last_rtt = [false, true]\nowd = [false, true]"),
                         "lr.toml")).runs()
-        labels = {"+".join([m["policy"] if m["transport"] == "dccp" else m["transport"]]
-                           + [CCID3_OPTIONS[o] for o in option_flags(m)])
-                  for r in lr for m in r.config["media"]}
+        labels = row_labels(lr)
         iw = load(write(tmp, GOOD.replace("rtt_ms = [30, 150]", "initcwnd = [3, 32]").replace(
             "[[media]]", "[[short_tcp]]\ncount = 3\nsize_bytes = 1000\n\n"
             "[[short_tcp]]\ncount = 1\nsize_bytes = 99\ninitcwnd = 10\n\n[[media]]", 1),
