@@ -137,64 +137,67 @@ int sbpn_get_qlen(int fd, unsigned int *qlen)
 	return 0;
 }
 
+/* The options that take one int (0 or 1 for the switches below). */
+static int set_int(int fd, int opt, int val)
+{
+	return setsockopt(fd, SOL_DCCP, opt, &val, sizeof(val));
+}
+
+static int get_int(int fd, int opt, int *val)
+{
+	socklen_t len = sizeof(*val);
+
+	return getsockopt(fd, SOL_DCCP, opt, val, &len);
+}
+
 int sbpn_set_faster_restart(int fd, int on)
 {
-	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_FASTER_RESTART, &on, sizeof(on));
+	return set_int(fd, DCCP_SOCKOPT_FASTER_RESTART, on);
 }
 
 int sbpn_get_faster_restart(int fd, int *on)
 {
-	socklen_t len = sizeof(*on);
-
-	return getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_FASTER_RESTART, on, &len);
+	return get_int(fd, DCCP_SOCKOPT_FASTER_RESTART, on);
 }
 
 int sbpn_set_size_pacing(int fd, int on)
 {
-	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_SIZE_PACING, &on, sizeof(on));
+	return set_int(fd, DCCP_SOCKOPT_SIZE_PACING, on);
 }
 
 int sbpn_get_size_pacing(int fd, int *on)
 {
-	socklen_t len = sizeof(*on);
-
-	return getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_SIZE_PACING, on, &len);
+	return get_int(fd, DCCP_SOCKOPT_SIZE_PACING, on);
 }
 
 int sbpn_set_predict(int fd, int on)
 {
-	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_PREDICT, &on, sizeof(on));
+	return set_int(fd, DCCP_SOCKOPT_QPOLICY_PREDICT, on);
 }
 
 int sbpn_get_predict(int fd, int *on)
 {
-	socklen_t len = sizeof(*on);
-
-	return getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_PREDICT, on, &len);
+	return get_int(fd, DCCP_SOCKOPT_QPOLICY_PREDICT, on);
 }
 
 int sbpn_set_last_rtt(int fd, int on)
 {
-	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_LAST_RTT, &on, sizeof(on));
+	return set_int(fd, DCCP_SOCKOPT_QPOLICY_LAST_RTT, on);
 }
 
 int sbpn_get_last_rtt(int fd, int *on)
 {
-	socklen_t len = sizeof(*on);
-
-	return getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_LAST_RTT, on, &len);
+	return get_int(fd, DCCP_SOCKOPT_QPOLICY_LAST_RTT, on);
 }
 
 int sbpn_set_owd(int fd, int on)
 {
-	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_OWD, &on, sizeof(on));
+	return set_int(fd, DCCP_SOCKOPT_QPOLICY_OWD, on);
 }
 
 int sbpn_get_owd(int fd, int *on)
 {
-	socklen_t len = sizeof(*on);
-
-	return getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_OWD, on, &len);
+	return get_int(fd, DCCP_SOCKOPT_QPOLICY_OWD, on);
 }
 
 int sbpn_set_ccid(int fd, uint8_t ccid)
