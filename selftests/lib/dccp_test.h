@@ -230,16 +230,20 @@ static inline int dt_connect(struct __test_metadata *_metadata, int cfd,
 	return afd;
 }
 
+#define DT_MAX_PAYLOAD	1400	/* bytes, dt_send_len()'s largest packet */
+
 /*
- * Send one tagged packet with the given cmsgs; returns 0 or -errno.
- * @prio/@expiry are attached when @with_prio/@with_expiry.
+ * Send one tagged packet of @len bytes (4 to DT_MAX_PAYLOAD) with the given
+ * cmsgs; returns 0 or -errno.  @prio/@expiry are attached when
+ * @with_prio/@with_expiry.
  */
-static inline int dt_send(int fd, uint32_t tag, int with_prio, uint32_t prio,
-			  int with_expiry, uint64_t expiry, int flags)
+static inline int dt_send_len(int fd, size_t len, uint32_t tag, int with_prio,
+			      uint32_t prio, int with_expiry, uint64_t expiry,
+			      int flags)
 {
 	char control[CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(uint64_t))];
-	char buf[DT_PAYLOAD] = { 0 };
-	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	char buf[DT_MAX_PAYLOAD] = { 0 };
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	struct cmsghdr *cmsg;
 	size_t clen = 0;
@@ -269,6 +273,14 @@ static inline int dt_send(int fd, uint32_t tag, int with_prio, uint32_t prio,
 		memcpy(CMSG_DATA(cmsg), &expiry, sizeof(expiry));
 	}
 	return sendmsg(fd, &msg, flags) < 0 ? -errno : 0;
+}
+
+/* dt_send_len() of a DT_PAYLOAD-byte packet: what most tests send. */
+static inline int dt_send(int fd, uint32_t tag, int with_prio, uint32_t prio,
+			  int with_expiry, uint64_t expiry, int flags)
+{
+	return dt_send_len(fd, DT_PAYLOAD, tag, with_prio, prio, with_expiry,
+			   expiry, flags);
 }
 
 /* Send with exactly one raw cmsg of @len data bytes; returns 0 or -errno. */
