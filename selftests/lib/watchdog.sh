@@ -15,10 +15,16 @@ tap_timeout()
 	local rc wd
 
 	# The watchdog must not hold the program's output pipe open (the runner
-	# reads that pipe to its end): it writes to the kernel log only.
-	(sleep "$kselftest_timeout" &&
+	# reads that pipe to its end): it writes to the kernel log only, closes
+	# the runner's fds 3 and 4 (the exit status pipe and the suite's output),
+	# and its sleep dies with it.  A sleep left holding fd 4 kept the suite
+	# waiting for $kselftest_timeout after its last program had finished.
+	(trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+	 sleep "$kselftest_timeout" &
+	 nap=$!
+	 wait "$nap" &&
 		echo "kselftest watchdog: $1 overran ${kselftest_timeout}s" >/dev/kmsg &&
-		echo w >/proc/sysrq-trigger) >/dev/null 2>&1 </dev/null &
+		echo w >/proc/sysrq-trigger) >/dev/null 2>&1 </dev/null 3>&- 4>&- &
 	wd=$!
 	# the outer one only in case the inner one itself hangs
 	/usr/bin/timeout --foreground --kill-after=10 $((kselftest_timeout + 20)) \
