@@ -17,16 +17,24 @@
 #   make unload     restore the stock DCCP modules
 #   make clean      remove build outputs (the kernel-input cache stays)
 #
-# ABI=... selects another Debian 6.1 kernel ABI (default in kernel-inputs.sh).
+# KVER=6.12 targets Debian 13's kernel instead of Debian 12's 6.1 (the
+# default), building into build/6.12/ instead of build/ (scripts/target.sh);
+# ABI=... selects another Debian ABI of the target (defaults in
+# scripts/kernel-inputs.sh).
 
+KVER		?= 6.1
+ifeq ($(filter $(KVER),6.1 6.12),)
+$(error KVER=$(KVER): the targets are 6.1 and 6.12)
+endif
 ROOT		:= $(CURDIR)
-BUILD		:= $(ROOT)/build
+BUILD		:= $(ROOT)/build$(if $(filter-out 6.1,$(KVER)),/$(KVER))
 CACHE		:= $(ROOT)/.cache/kernel
+ENV		:= $(CACHE)/$(KVER).env
 TREE		:= $(BUILD)/tree
 MODULES		:= dccp dccp_ipv4 dccp_ipv6 dccp_diag
 SBPN_VERSION	:= $(shell git -C $(ROOT) describe --always --dirty 2>/dev/null || echo unknown)
 
-export ABI
+export KVER BUILD ABI
 
 .PHONY: all inputs modules headers userspace selftests check demo reproduce bench \
 	check-debug stress fuzz style venv vm load unload clean
@@ -39,10 +47,10 @@ inputs:
 # $(call dccp_modules,DIR,KBUILD-ARGS[,KDIR]): assemble DIR/tree and build the
 # DCCP modules from it into DIR/modules, against KDIR (default: Debian's
 # headers).  The kernel ABI is only known once the inputs exist, so kbuild
-# runs in a recursive make that reads it from current.env.
+# runs in a recursive make that reads it from the target's env file.
 define dccp_modules
 	@BUILD=$(1) scripts/build-tree.sh
-	@. $(CACHE)/current.env && \
+	@. $(ENV) && \
 	$(MAKE) --no-print-directory -C $(or $(3),/lib/modules/$$ABI/build) \
 		M=$(1)/tree/net/dccp \
 		NOSTDINC_FLAGS="-I$(1)/tree/include -I$(1)/tree/include/uapi" \
@@ -66,13 +74,20 @@ headers: modules
 	done
 
 userspace: headers
-	@if [ -f userspace/Makefile ]; then $(MAKE) --no-print-directory -C userspace; fi
+	@$(MAKE) --no-print-directory -C userspace HDR=$(BUILD)/include
 
 selftests: headers
 	@$(MAKE) --no-print-directory -C selftests
 
+# make check tests this target in full and the kernel code on the others in
+# ALSO_KVERS too (the kselftest collections; see scripts/check.sh), which it
+# builds first.  ALSO_KVERS= tests this target only.
+ALSO_KVERS	?= $(filter-out $(KVER),6.1 6.12)
 check: all
-	@scripts/check.sh
+	@for k in $(ALSO_KVERS); do \
+		$(MAKE) --no-print-directory KVER=$$k ABI= modules headers selftests || exit 1; \
+	done
+	@ALSO_KVERS='$(ALSO_KVERS)' scripts/check.sh
 
 # The main job: scripts/scenarios/demo.toml (all policies and UDP against two
 # TCP Reno flows) in one VM boot, then its tables and figures.  A second
@@ -128,7 +143,7 @@ DEBUG_KDIR	:= $(ROOT)/.cache/debug/$$DEBVER/obj
 check-debug: all
 	@scripts/debug-kernel.sh
 	$(call dccp_modules,$(BUILD)/debug,,$(DEBUG_KDIR))
-	@. $(CACHE)/current.env && BUILD=$(BUILD)/debug \
+	@. $(ENV) && BUILD=$(BUILD)/debug \
 		VM_IMAGE=$(ROOT)/.cache/debug/$$DEBVER/image \
 		scripts/vm-run --timeout 5400 --out $(BUILD)/debug/out -- scripts/debug-check.sh
 
@@ -144,7 +159,7 @@ stress: all
 
 # libFuzzer on the model and trace parsers, FUZZ_SECONDS (default 30) each.
 fuzz: userspace
-	@$(MAKE) --no-print-directory -C userspace/fuzz run
+	@$(MAKE) --no-print-directory -C userspace/fuzz HDR=$(BUILD)/include run
 
 vm: all
 	@scripts/vm-run -- sh -c '$(CMD)'

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Assemble build/tree, a minimal kernel tree to build DCCP out of tree:
+# Assemble $BUILD/tree (build/tree for Linux 6.1, build/6.12/tree for 6.12;
+# see target.sh), a minimal kernel tree to build DCCP out of tree:
 #
 #   1. copy net/dccp and the dccp headers/documentation from the Debian
 #      source package (see kernel-inputs.sh),
@@ -11,15 +12,14 @@
 # The result is assembled aside and then synchronised into build/tree file by
 # file, so that unchanged files keep their mtimes and kbuild rebuilds only
 # what a patch really changed.  A patch that does not apply stops the build
-# with its name.
+# with its name; no fuzz is allowed, so that the same series makes the same
+# change on every kernel target (scripts/same-series.sh checks it).
 
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-CACHE=${CACHE:-$ROOT/.cache/kernel}
-BUILD=${BUILD:-$ROOT/build}
-# shellcheck source=/dev/null
-. "$CACHE/current.env"
+# shellcheck source=scripts/target.sh
+. "$ROOT/scripts/target.sh"
 SRC=$CACHE/$ABI/source
 TREE=$BUILD/tree
 PATCHES=${PATCHES:-$ROOT/patches}
@@ -46,11 +46,11 @@ done
 for patch in "$PATCHES"/0*.patch; do
 	[ -e "$patch" ] || break
 	case $(basename "$patch") in 0000-*) continue ;; esac
-	if ! out=$(patch -p1 -d "$NEW" --batch --forward --dry-run -i "$patch" 2>&1); then
+	if ! out=$(patch -p1 -d "$NEW" --batch --forward --fuzz=0 --dry-run -i "$patch" 2>&1); then
 		echo "$out" >&2
 		die "patch does not apply: patches/$(basename "$patch")"
 	fi
-	patch -p1 -d "$NEW" --batch --forward --no-backup-if-mismatch --quiet -i "$patch"
+	patch -p1 -d "$NEW" --batch --forward --fuzz=0 --no-backup-if-mismatch --quiet -i "$patch"
 done
 
 cp "$ROOT"/kernel/* "$NEW/net/dccp/"

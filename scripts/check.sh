@@ -4,17 +4,23 @@
 # Run every test of the project and print one summary line,
 # "N passed, N failed, N skipped":
 #
-#   1. style: checkpatch --strict on patches/ and kernel/; docutils on
-#      Documentation/ (scripts/doccheck.py)
+#   1. style: checkpatch --strict of each target on patches/ and kernel/;
+#      the series made the same change on each target (same-series.sh);
+#      docutils on Documentation/ (scripts/doccheck.py)
 #   2. the harness's own tests on the host (they boot VMs on purpose to see
 #      WARNs, timeouts and bad exit codes reported as failures)
 #   3. userspace host tests (make -C userspace check), and libFuzzer on the
 #      model and trace parsers for FUZZ_SECONDS (default 20) each
 #   4. the harness' host tests (scripts/tests/: the test accounting itself,
 #      scenarios; the analysis with the pinned .venv)
-#   5. every in-guest suite (scripts/vm-tests.sh) in one VM boot
+#   5. every in-guest suite (scripts/vm-tests.sh) in one VM boot of the
+#      target kernel (KVER, see scripts/target.sh)
+#   6. for each other target in ALSO_KVERS (by default the other of 6.1 and
+#      6.12, already built by make check), the kselftest collections in one
+#      VM boot of that kernel: the kernel code is tested on both, the
+#      harness and the testbed, which do not depend on it, on the target
 #
-# Logs go to build/check/.  Exit 0 only if nothing failed and something ran.
+# Logs go to $BUILD/check/.  Exit 0 only if nothing failed and something ran.
 # The totals count test cases (a kselftest program's nested results, see
 # scripts/ktap_count.py); a skipped case counts as skipped, never as passed.
 # Every suite and kselftest program that must run is listed below: one that
@@ -24,10 +30,10 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-LOG=$ROOT/build/check
-CACHE=${CACHE:-$ROOT/.cache/kernel}
-# shellcheck source=/dev/null
-. "$CACHE/current.env"
+# shellcheck source=scripts/target.sh
+. "$ROOT/scripts/target.sh"
+LOG=$BUILD/check
+ALSO_KVERS=${ALSO_KVERS-$( [ "$KVER" = 6.1 ] && echo 6.12 || echo 6.1 )}
 
 rm -rf "$LOG"
 mkdir -p "$LOG"
@@ -39,7 +45,8 @@ skipped=0
 
 # The in-guest suites that must run: the kselftest collections (each with
 # the programs its Makefile lists) and the Python/shell suites.
-VM_SUITES="$(make -s --no-print-directory -C selftests collections) traffic testbed competing"
+COLLECTIONS=$(make -s --no-print-directory -C selftests collections)
+VM_SUITES="$COLLECTIONS traffic testbed competing"
 # Suites allowed to skip whole, with the reason printed: none today.
 declare -A ALLOW_SKIP=()
 
@@ -70,23 +77,26 @@ count_step() { # label, command...
 	fi
 }
 
-count_step style scripts/style.sh
+for k in $KVER $ALSO_KVERS; do
+	count_step "style-$k" env KVER="$k" BUILD= scripts/style.sh
+done
+[ -z "$ALSO_KVERS" ] || count_step same-series env KVERS="$KVER $ALSO_KVERS" scripts/same-series.sh
 count_step docs /usr/bin/python3 scripts/doccheck.py
 
 echo "== harness self-tests (host, boots VMs)"
-mkdir -p build/harness
-cp -r selftests/harness/warn build/harness/
-make -s -C "/lib/modules/$ABI/build" M="$ROOT/build/harness/warn" modules \
+mkdir -p "$BUILD/harness"
+cp -r selftests/harness/warn "$BUILD/harness/"
+make -s -C "/lib/modules/$ABI/build" M="$BUILD/harness/warn" modules \
 	>"$LOG/warn-module.log" 2>&1 || { cat "$LOG/warn-module.log"; failed=$((failed + 1)); }
 selftests/harness/vm_run_test.sh | tee "$LOG/harness.log"
 count_suite harness "$LOG/harness.log" "${PIPESTATUS[0]}"
 
 echo "== userspace (host)"
-make --no-print-directory -C userspace check 2>&1 | tee "$LOG/userspace.log"
+make --no-print-directory -C userspace HDR="$BUILD/include" check 2>&1 | tee "$LOG/userspace.log"
 count_suite userspace "$LOG/userspace.log" "${PIPESTATUS[0]}"
 
 echo "== parser fuzzing (host): libFuzzer, ${FUZZ_SECONDS:=20} s per parser"
-if make --no-print-directory -C userspace/fuzz run FUZZ_SECONDS="$FUZZ_SECONDS" \
+if make --no-print-directory -C userspace/fuzz run HDR="$BUILD/include" FUZZ_SECONDS="$FUZZ_SECONDS" \
 	>"$LOG/fuzz.log" 2>&1; then
 	passed=$((passed + 1))
 	echo "fuzz: passed, $(grep -h '^stat::number_of_executed_units' "$LOG/fuzz.log" |
@@ -114,25 +124,42 @@ else
 	failed=$((failed + 1))
 fi
 
-echo "== in the VM: scripts/vm-tests.sh"
-scripts/vm-run --timeout 1500 --out "$LOG/vm" -- scripts/vm-tests.sh
-vm_rc=$?
-if [ "$vm_rc" -ne 0 ]; then
-	echo "vm: the VM run itself failed (exit $vm_rc)"
-	failed=$((failed + 1))
-fi
-for suite in $VM_SUITES; do
-	if [ ! -e "$LOG/vm/$suite.rc" ]; then
-		echo "$suite: did not run"
+# Run suites in one VM boot of target kver and count them; the label of a
+# suite on another target than KVER names it ("sbpn@6.12").
+vm_suites() { # kver, suites...
+	local k=$1 out suite label expect vm_rc
+	shift
+	out=$LOG/vm${k:+-$k}
+	[ "$k" = "$KVER" ] && out=$LOG/vm
+	echo "== in the VM, Linux $k: scripts/vm-tests.sh $*"
+	KVER=$k BUILD= scripts/vm-run --timeout 1500 --out "$out" -- scripts/vm-tests.sh "$@"
+	vm_rc=$?
+	if [ "$vm_rc" -ne 0 ]; then
+		echo "vm ($k): the VM run itself failed (exit $vm_rc)"
 		failed=$((failed + 1))
-		continue
 	fi
-	expect=()
-	if [ -d "selftests/$suite" ]; then
-		read -r -a expect <<<"$(make -s --no-print-directory -C "selftests/$suite" list-progs)"
-	fi
-	count_suite "$suite" "$LOG/vm/$suite.log" "$(cat "$LOG/vm/$suite.rc")" \
-		${expect[@]:+--expect "${expect[@]}"}
+	for suite in "$@"; do
+		label=$suite
+		[ "$k" = "$KVER" ] || label=$suite@$k
+		if [ ! -e "$out/$suite.rc" ]; then
+			echo "$label: did not run"
+			failed=$((failed + 1))
+			continue
+		fi
+		expect=()
+		if [ -d "selftests/$suite" ]; then
+			read -r -a expect <<<"$(make -s --no-print-directory -C "selftests/$suite" list-progs)"
+		fi
+		count_suite "$label" "$out/$suite.log" "$(cat "$out/$suite.rc")" \
+			${expect[@]:+--expect "${expect[@]}"}
+	done
+}
+
+# shellcheck disable=SC2086	# word splitting of the suite lists is wanted
+vm_suites "$KVER" $VM_SUITES
+for k in $ALSO_KVERS; do
+	# shellcheck disable=SC2086
+	vm_suites "$k" $COLLECTIONS
 done
 
 echo

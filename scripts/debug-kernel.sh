@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build the debug kernel (KASAN, kmemleak, lockdep, atomic-sleep checks) from
-# the same Debian linux-source-6.1 upload as the kernel inputs:
+# the same Debian linux-source-$KVER upload as the kernel inputs:
 #
 #   .cache/debug/<debver>/src/       the full source tree (from the cached .deb)
 #   .cache/debug/<debver>/obj/       the kernel build (O=), .config included
@@ -19,11 +19,10 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-CACHE=${CACHE:-$ROOT/.cache/kernel}
 FRAGMENT=$ROOT/scripts/debug-kernel.config
-# shellcheck source=/dev/null
-. "$CACHE/current.env"
-DEB=$CACHE/$ABI/debs/linux-source-6.1_${DEBVER}_all.deb
+# shellcheck source=scripts/target.sh
+. "$ROOT/scripts/target.sh"
+DEB=$CACHE/$ABI/debs/linux-source-${KVER}_${DEBVER}_all.deb
 DIR=$ROOT/.cache/debug/$DEBVER
 SRC=$DIR/src
 OBJ=$DIR/obj
@@ -36,10 +35,10 @@ kmake() { nice -n 19 make -s -C "$SRC" O="$OBJ" ARCH=x86_64 "$@"; }
 [ -f "$DEB" ] || die "no $DEB: run scripts/kernel-inputs.sh first"
 
 if [ ! -f "$SRC/.complete" ]; then
-	say "extracting linux-source-6.1 $DEBVER"
+	say "extracting linux-source-$KVER $DEBVER"
 	rm -rf "$SRC"
 	mkdir -p "$SRC"
-	dpkg-deb --fsys-tarfile "$DEB" | tar -xO ./usr/src/linux-source-6.1.tar.xz |
+	dpkg-deb --fsys-tarfile "$DEB" | tar -xO "./usr/src/linux-source-$KVER.tar.xz" |
 		tar -xJ -C "$SRC" --strip-components=1
 	touch "$SRC/.complete"
 fi

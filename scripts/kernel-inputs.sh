@@ -1,29 +1,42 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Make one consistent set of Debian bookworm Linux 6.1 inputs available:
+# Make one consistent set of Debian kernel inputs available for the target
+# KVER (6.1, Debian 12's kernel, the default; or 6.12, Debian 13's, which
+# bookworm's archive also carries):
 #
 #   /lib/modules/$ABI/build          headers, installed with apt
 #   $CACHE/$ABI/image/               linux-image-$ABI-unsigned unpacked (vmlinuz,
 #                                    modules, modules.dep made by depmod -b)
-#   $CACHE/$ABI/source/              the parts of linux-source we build from:
-#                                    net/dccp, the dccp headers and rst,
+#   $CACHE/$ABI/source/              the parts of linux-source-$KVER we build
+#                                    from: net/dccp, the dccp headers and rst,
 #                                    checkpatch and the kselftest harness
 #   $CACHE/$ABI/debs/                the downloaded .debs (kept for a full
 #                                    kernel build by the debug tier)
-#   $CACHE/current.env               ABI= and DEBVER= of the set in use
+#   $CACHE/$KVER.env                 KVER=, ABI= and DEBVER= of the set in use
 #
-# The ABI defaults to 6.1.0-56-amd64 and is overridden by the ABI variable.
-# If that ABI has left the archive, the one linux-image-amd64 depends on is
-# used instead, and we say so.  A warm cache makes this a no-op.
+# Each target has a default ABI, overridden by the ABI variable.  If that ABI
+# has left the archive, the one the target's meta-package depends on is used
+# instead, and we say so.  A warm cache makes this a no-op.
 
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${CACHE:-$ROOT/.cache/kernel}
-ABI=${ABI:-6.1.0-56-amd64}
+KVER=${KVER:-6.1}
 
-# Parts of the source tarball we need (paths below linux-source-6.1/).
+# Per target: the default ABI, the meta-package that names the current one,
+# and the source package.
+case $KVER in
+6.1)	DEFAULT_ABI=6.1.0-56-amd64 META=linux-image-amd64 ;;
+6.12)	DEFAULT_ABI=6.12.117+deb12-amd64 META=linux-image-6.12-amd64 ;;
+*)	echo "kernel-inputs: error: KVER=$KVER: the targets are 6.1 and 6.12" >&2
+	exit 1 ;;
+esac
+ABI=${ABI:-$DEFAULT_ABI}
+SRCPKG=linux-source-$KVER
+
+# Parts of the source tarball we need (paths below $SRCPKG/).
 SOURCE_PARTS=(
 	net/dccp
 	include/uapi/linux/dccp.h
@@ -59,7 +72,14 @@ warm() {
 		[ "$(cat "$CACHE/$ABI/source/.complete" 2>/dev/null)" = "${SOURCE_PARTS[*]}" ]
 }
 
+write_env() { # the target's env file, read by the build, the VM and the tests
+	printf 'KVER=%s\nABI=%s\nDEBVER=%s\n' "$KVER" "$ABI" "$DEBVER" >"$CACHE/$KVER.env.tmp"
+	mv "$CACHE/$KVER.env.tmp" "$CACHE/$KVER.env"
+}
+
 if warm; then
+	. "$CACHE/$ABI/versions.env"
+	write_env
 	exit 0
 fi
 
@@ -69,13 +89,13 @@ apt_update
 DEBVER=$(candidate "linux-image-$ABI-unsigned")
 if [ -z "$DEBVER" ]; then
 	old=$ABI
-	ABI=$(apt-cache depends linux-image-amd64 |
+	ABI=$(apt-cache depends "$META" |
 		sed -n 's/^ *Depends: linux-image-\(.*\)$/\1/p' | head -n1)
-	[ -n "$ABI" ] || die "linux-image-amd64 names no ABI"
+	[ -n "$ABI" ] || die "$META names no ABI"
 	DEBVER=$(candidate "linux-image-$ABI-unsigned")
 	[ -n "$DEBVER" ] || die "no linux-image-$ABI-unsigned in the archive"
-	say "ABI $old has left the archive; using $ABI ($DEBVER) from linux-image-amd64"
-	warm && { printf 'ABI=%s\nDEBVER=%s\n' "$ABI" "$DEBVER" >"$CACHE/current.env"; exit 0; }
+	say "ABI $old has left the archive; using $ABI ($DEBVER) from $META"
+	warm && { write_env; exit 0; }
 fi
 
 say "ABI $ABI, Debian version $DEBVER"
@@ -110,23 +130,23 @@ fi
 
 # .complete lists the parts extracted: a cache made with fewer is redone.
 if [ "$(cat "$dir/source/.complete" 2>/dev/null)" != "${SOURCE_PARTS[*]}" ]; then
-	srcver=$(candidate linux-source-6.1)
+	srcver=$(candidate "$SRCPKG")
 	# The image and the source must be the same Debian upload.
-	apt-cache show "linux-source-6.1=$DEBVER" >/dev/null 2>&1 ||
-		die "linux-source-6.1=$DEBVER is not in the archive (candidate: $srcver)"
-	deb=$(fetch linux-source-6.1 "$DEBVER")
+	apt-cache show "$SRCPKG=$DEBVER" >/dev/null 2>&1 ||
+		die "$SRCPKG=$DEBVER is not in the archive (candidate: $srcver)"
+	deb=$(fetch "$SRCPKG" "$DEBVER")
 	rm -rf "$dir/source" "$dir/source.tmp"
 	mkdir -p "$dir/source.tmp"
 	say "extracting ${#SOURCE_PARTS[@]} parts of the source"
 	dpkg-deb --fsys-tarfile "$deb" |
-		tar -xO ./usr/src/linux-source-6.1.tar.xz |
+		tar -xO "./usr/src/$SRCPKG.tar.xz" |
 		tar -xJ -C "$dir/source.tmp" --strip-components=1 \
-			"${SOURCE_PARTS[@]/#/linux-source-6.1/}"
+			"${SOURCE_PARTS[@]/#/$SRCPKG/}"
 	mv "$dir/source.tmp" "$dir/source"
 	echo "${SOURCE_PARTS[*]}" >"$dir/source/.complete"
 fi
 
 printf 'ABI=%s\nDEBVER=%s\n' "$ABI" "$DEBVER" >"$dir/versions.env"
-printf 'ABI=%s\nDEBVER=%s\n' "$ABI" "$DEBVER" >"$CACHE/current.env"
+write_env
 touch "$dir/.complete"
 say "ready in $dir"

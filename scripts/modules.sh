@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Swap the DCCP modules of a running Debian 6.1 kernel.
+# Swap the DCCP modules of a running Debian kernel (6.1 or 6.12).
 #
 #   modules.sh load DIR    unload whatever DCCP is loaded, insmod ours from DIR
 #   modules.sh unload      unload ours, load the kernel's own DCCP modules again
@@ -37,7 +37,7 @@ unload_all() {
 		loaded "$m" || continue
 		rmmod "$m" 2>/dev/null && continue
 		if [ "$m" = dccp_ipv4 ] || [ "$m" = dccp_ipv6 ]; then
-			die "$m is loaded and 6.1 cannot unload it (its init_net control socket pins the module): reboot, then run this before anything uses DCCP"
+			die "$m is loaded and the stock module cannot be unloaded (its init_net control socket pins the module): reboot, then run this before anything uses DCCP"
 		fi
 		die "cannot unload $m: $(cat "/sys/module/$m/refcnt") references (DCCP sockets open?)"
 	done
@@ -67,7 +67,7 @@ load)
 	done
 	built=$(modinfo -F vermagic "$dir/dccp.ko" | cut -d' ' -f1)
 	[ "$built" = "$kver" ] ||
-		die "modules were built for $built, the running kernel is $kver (make ABI=$kver)"
+		die "modules were built for $built, the running kernel is $kver (make KVER=$(echo "$kver" | cut -d. -f1,2) ABI=$kver)"
 	want=$(modinfo -F srcversion "$dir/dccp.ko")
 	if loaded dccp && [ "$(cat /sys/module/dccp/srcversion)" = "$want" ]; then
 		say "our modules are already loaded"

@@ -7,9 +7,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-CACHE=${CACHE:-$ROOT/.cache/kernel}
-# shellcheck source=/dev/null
-. "$CACHE/current.env"
+# shellcheck source=scripts/target.sh
+. "$ROOT/scripts/target.sh"
 CHECKPATCH=$CACHE/$ABI/source/scripts/checkpatch.pl
 # We never touch MAINTAINERS, and the kernel inputs carry no git history
 # against which checkpatch could look up the commit of a Fixes: tag

@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Run inside the VM by scripts/check.sh: every in-guest test suite in one
-# boot.  Each suite's KTAP output goes to $VM_OUT/<suite>.log (and to stdout
-# as it runs), its exit status to $VM_OUT/<suite>.rc; check.sh counts the
-# results.  Suites run one after another: they share the guest's CPUs.
+# Run inside the VM by scripts/check.sh: in-guest test suites in one boot,
+# all of them or those named on the command line.  Each suite's KTAP output
+# goes to $VM_OUT/<suite>.log (and to stdout as it runs), its exit status to
+# $VM_OUT/<suite>.rc; check.sh counts the results.  Suites run one after
+# another: they share the guest's CPUs.
 
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,9 +23,11 @@ SUITES+=(
 	"competing:scripts/tests/vm_competing.py"
 )
 
+want=" $* "
 for s in "${SUITES[@]}"; do
 	name=${s%%:*}
 	cmd=${s#*:}
+	[ $# -eq 0 ] || [[ $want == *" $name "* ]] || continue
 	echo "== $name (in the VM): $cmd"
 	$cmd 2>&1 | tee "$OUT/$name.log"
 	echo "${PIPESTATUS[0]}" >"$OUT/$name.rc"

@@ -14,10 +14,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-CACHE=${CACHE:-$ROOT/.cache/kernel}
-BUILD=${BUILD:-$ROOT/build}
-# shellcheck source=/dev/null
-. "$CACHE/current.env"
+# shellcheck source=scripts/target.sh
+. "$ROOT/scripts/target.sh"
 # VM_IMAGE: another kernel and its modules (see vm-run).
 IMAGE=${VM_IMAGE:-$CACHE/$ABI/image}
 [ -z "${VM_IMAGE:-}" ] || ABI=$(ls "$IMAGE/lib/modules")
@@ -49,8 +47,13 @@ if newer "$initrd" "$ROOT/scripts/vm/init" "$0" "$(command -v busybox)" "$IMAGE/
 		modprobe -d "$IMAGE" -S "$ABI" --show-depends "$m"
 	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' |
 	while read -r ko; do
-		cp "$ko" "$stage/modules/"
-		basename "$ko" >>"$stage/modules/order"
+		# busybox's insmod takes plain modules; Debian's 6.12 has .ko.xz
+		name=$(basename "${ko%.xz}")
+		case $ko in
+		*.xz) xz -dc "$ko" >"$stage/modules/$name" ;;
+		*) cp "$ko" "$stage/modules/$name" ;;
+		esac
+		echo "$name" >>"$stage/modules/order"
 	done
 	(cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) >"$initrd.tmp"
 	mv "$initrd.tmp" "$initrd"

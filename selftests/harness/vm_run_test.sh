@@ -25,8 +25,9 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
 VMRUN=$ROOT/scripts/vm-run
-TMP=$(mktemp -d "$ROOT/build/harness-test.XXXXXX")
+TMP=$(mktemp -d "$BUILD/harness-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
 n=0
@@ -62,7 +63,7 @@ check "a forged verdict does not pass a failing command (got $rc)" test "$rc" -e
 
 # 5: a WARN in the guest kernel.
 "$VMRUN" --timeout 180 --out "$TMP/out" -- \
-	insmod "$ROOT/build/harness/warn/vmrun_warn.ko" >/dev/null 2>"$TMP/warn.err"
+	insmod "$BUILD/harness/warn/vmrun_warn.ko" >/dev/null 2>"$TMP/warn.err"
 rc=$?
 check "a kernel WARN fails the run with 125 (got $rc)" \
 	sh -c "test $rc -eq 125 && grep -q 'vmrun_warn: deliberate warning' '$TMP/warn.err'"
@@ -105,7 +106,7 @@ check "a patch that does not apply fails the build, named (got $rc)" \
 # 9: make load / make unload on a running 6.1 kernel (a fresh guest, where
 # nothing has used DCCP yet).
 "$VMRUN" --timeout 180 --out "$TMP/out" -- sh -c \
-	"$ROOT/scripts/modules.sh load $ROOT/build/modules && $ROOT/scripts/modules.sh unload &&
+	"$ROOT/scripts/modules.sh load $BUILD/modules && $ROOT/scripts/modules.sh unload &&
 	 { $ROOT/userspace/bin/sbpn-send --to 127.0.0.1:9 --policy sbpn1 --flow x \
 		--out /dev/null --duration 1 2>\$VM_OUT/stock.err; echo \$? >\$VM_OUT/stock.rc; }" \
 	>"$TMP/swap.out" 2>"$TMP/swap.err"

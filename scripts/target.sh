@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Sourced by the scripts that build, boot or test: which kernel they are for.
+#
+# KVER selects the target, 6.1 (Debian 12's kernel, the default) or 6.12
+# (Debian 13's).  scripts/kernel-inputs.sh describes the target's inputs in
+# $CACHE/$KVER.env (ABI, DEBVER); its build outputs go to build/ for 6.1 and
+# to build/$KVER/ for another target, so that both can be built side by side.
+# Expects ROOT; sets and exports KVER and BUILD, sets CACHE, ABI and DEBVER.
+
+KVER=${KVER:-6.1}
+CACHE=${CACHE:-$ROOT/.cache/kernel}
+if [ "$KVER" = 6.1 ]; then
+	BUILD=${BUILD:-$ROOT/build}
+else
+	BUILD=${BUILD:-$ROOT/build/$KVER}
+fi
+if [ ! -f "$CACHE/$KVER.env" ]; then
+	echo "${0##*/}: no kernel inputs for KVER=$KVER: run make KVER=$KVER first" >&2
+	exit 2
+fi
+# shellcheck source=/dev/null
+. "$CACHE/$KVER.env"
+export KVER BUILD
