@@ -100,6 +100,9 @@ def run(args):
         lines = headline(crows, args.baseline, args.headline, key_title(key), reference)
         text += lines + ([""] if lines else [])
         md += lines + ([""] if lines else [])
+    if runs:
+        text += [provenance(runs), ""]
+        md += [provenance(runs), ""]
     unusable.sort()
     # A partial campaign (sbpn-lab run --only) leaves many runs unmade: one
     # line for them beyond a handful.
@@ -388,6 +391,16 @@ def signed(s, scale):
     """'+7.3 ±1.1': a paired mean with its sign and its 95 % interval."""
     ci = "" if math.isnan(s["ci"]) else f" ±{fmt(s['ci'] * scale)}"
     return f"{s['mean'] * scale:+.1f}{ci}"
+
+
+def provenance(runs):
+    """One line: the kernels, DCCP module versions and VM the runs used."""
+    def values(get):
+        return ", ".join(sorted({str(get(r.meta)) for r in runs}))
+    return (f"Ran on Linux {values(lambda m: m.get('kernel'))}, our DCCP modules "
+            f"{values(lambda m: m.get('dccp_version'))}, VM accelerator "
+            f"{values(lambda m: (m.get('vm') or {}).get('accel') or 'not recorded')}"
+            f" ({len(runs)} runs).")
 
 
 def headline(rows, baseline, policy, title, reference=None):

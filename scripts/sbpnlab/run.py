@@ -225,6 +225,8 @@ def execute(spec, run_dir, slot, campaign):
         "seed": spec.seed,
         "config": cfg,
         "kernel": os.uname().release,
+        # vm-run's accelerator (kvm or tcg) and the guest's vCPUs
+        "vm": {"accel": os.environ.get("VM_ACCEL"), "cpus": os.cpu_count()},
         "dccp_version": None,
         "tools": tool_versions(),
         "link": {"initial_rate": initial_rate, "changes": plan,
