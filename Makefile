@@ -13,7 +13,7 @@
 #   make vm CMD=... run a command in the VM (e.g. CMD="scripts/modules.sh status")
 #   make style      checkpatch.pl --strict on kernel/ and patches/
 #   make venv       .venv with the analysis' pinned Python packages
-#   make load       replace the running 6.1 kernel's DCCP modules with ours
+#   make load       replace the running kernel's DCCP modules with ours
 #   make unload     restore the stock DCCP modules
 #   make clean      remove build outputs (the kernel-input cache stays)
 #
@@ -27,7 +27,9 @@ ifeq ($(filter $(KVER),6.1 6.12),)
 $(error KVER=$(KVER): the targets are 6.1 and 6.12)
 endif
 ROOT		:= $(CURDIR)
-BUILD		:= $(ROOT)/build$(if $(filter-out 6.1,$(KVER)),/$(KVER))
+# The target's build directory; not to be overridden (make check builds the
+# other target into its own).
+override BUILD	:= $(ROOT)/build$(if $(filter-out 6.1,$(KVER)),/$(KVER))
 CACHE		:= $(ROOT)/.cache/kernel
 ENV		:= $(CACHE)/$(KVER).env
 TREE		:= $(BUILD)/tree
@@ -155,7 +157,7 @@ SEED		?= 1
 
 stress: all
 	@scripts/vm-run --timeout $$(($(DURATION) * 2 + 300)) --out $(BUILD)/stress -- \
-		build/selftests/stress/dccp_stress -s $(SEED) -t $(DURATION)
+		$(BUILD)/selftests/stress/dccp_stress -s $(SEED) -t $(DURATION)
 
 # libFuzzer on the model and trace parsers, FUZZ_SECONDS (default 30) each.
 fuzz: userspace

@@ -11,6 +11,7 @@
 
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-$ROOT/build}	# the target's, from vm-run
 OUT=${VM_OUT:?run this in the VM (scripts/vm-run)}
 KMEMLEAK=/sys/kernel/debug/kmemleak
 MODULES=(dccp_diag dccp_ipv6 dccp_ipv4 dccp)
@@ -46,7 +47,7 @@ export KSELFTEST_DCCP_STRESS_ARGS="-t 1 -r 1 -n 8 -j 2"
 "$ROOT/scripts/vm-tests.sh"
 # Not "stress": that is the kselftest collection's result, which must count too.
 echo "== stress-long (in the VM): dccp_stress -t $STRESS_SECONDS"
-"$ROOT/build/selftests/stress/dccp_stress" -t "$STRESS_SECONDS" 2>&1 | tee "$OUT/stress-long.log"
+"$BUILD/selftests/stress/dccp_stress" -t "$STRESS_SECONDS" 2>&1 | tee "$OUT/stress-long.log"
 echo "${PIPESTATUS[0]}" >"$OUT/stress-long.rc"
 
 # A suite fails if it exits neither 0 nor 4 or if any of its top-level KTAP

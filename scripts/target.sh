@@ -6,15 +6,19 @@
 # (Debian 13's).  scripts/kernel-inputs.sh describes the target's inputs in
 # $CACHE/$KVER.env (ABI, DEBVER); its build outputs go to build/ for 6.1 and
 # to build/$KVER/ for another target, so that both can be built side by side.
-# Expects ROOT; sets and exports KVER and BUILD, sets CACHE, ABI and DEBVER.
+# BUILD may be set to another directory for the modules and the VM's files
+# (make bench and check-debug do); TARGET_BUILD stays the target's own.
+# Expects ROOT; sets and exports KVER and BUILD, sets TARGET_BUILD, CACHE,
+# ABI and DEBVER.
 
 KVER=${KVER:-6.1}
 CACHE=${CACHE:-$ROOT/.cache/kernel}
 if [ "$KVER" = 6.1 ]; then
-	BUILD=${BUILD:-$ROOT/build}
+	TARGET_BUILD=$ROOT/build
 else
-	BUILD=${BUILD:-$ROOT/build/$KVER}
+	TARGET_BUILD=$ROOT/build/$KVER
 fi
+BUILD=${BUILD:-$TARGET_BUILD}
 if [ ! -f "$CACHE/$KVER.env" ]; then
 	echo "${0##*/}: no kernel inputs for KVER=$KVER: run make KVER=$KVER first" >&2
 	exit 2

@@ -8,7 +8,9 @@ SELFTESTS	:= $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 ROOT		:= $(abspath $(SELFTESTS)/..)
 # The target kernel and its build directory, as scripts/target.sh has them.
 KVER		?= 6.1
-BUILD		?= $(ROOT)/build$(if $(filter-out 6.1,$(KVER)),/$(KVER))
+ifeq ($(strip $(BUILD)),)
+BUILD		:= $(ROOT)/build$(if $(filter-out 6.1,$(KVER)),/$(KVER))
+endif
 ENV		:= $(ROOT)/.cache/kernel/$(KVER).env
 ifeq ($(wildcard $(ENV)),)
 $(error no kernel inputs for KVER=$(KVER) in $(ROOT)/.cache: run make KVER=$(KVER) at the top level first)

@@ -25,7 +25,8 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${BUILD:-$ROOT/build}
+KVER=${KVER:-6.1}
+[ "$KVER" = 6.1 ] && BUILD=${BUILD:-$ROOT/build} || BUILD=${BUILD:-$ROOT/build/$KVER}
 VMRUN=$ROOT/scripts/vm-run
 TMP=$(mktemp -d "$BUILD/harness-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
