@@ -88,7 +88,10 @@ unload)
 	[ -d "$stock" ] || die "no stock DCCP modules in $stock"
 	modprobe inet_diag
 	for m in "${STACK[@]}"; do
-		insmod "$stock/$m.ko" || die "insmod $stock/$m.ko failed (see dmesg)"
+		# Debian's 6.12 ships them compressed (.ko.xz); kmod's insmod takes both
+		ko=$(find "$stock" -maxdepth 1 -name "$m.ko*" | head -n1)
+		[ -n "$ko" ] || die "no stock $m module in $stock"
+		insmod "$ko" || die "insmod $ko failed (see dmesg)"
 	done
 	status
 	;;
