@@ -248,6 +248,8 @@ static inline int dt_send_len(int fd, size_t len, uint32_t tag, int with_prio,
 	struct cmsghdr *cmsg;
 	size_t clen = 0;
 
+	if (len < sizeof(tag) || len > sizeof(buf))
+		return -EINVAL;
 	memset(control, 0, sizeof(control));
 	memcpy(buf, &tag, sizeof(tag));
 	if (with_prio)
