@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install the Debian 12 packages the project needs on the host: compilers and
-# make, QEMU (TCG only), the tools the guest borrows from the host's root
+# make, QEMU (TCG, or KVM where it works), the tools the guest borrows from the host's root
 # filesystem (ip, tc, iperf3, python3 come over 9p), libnl-3 for dccp-qstat, what
 # a kernel build needs (the debug tier), clang with libFuzzer (make fuzz) and
 # docutils (the Documentation/ check).
