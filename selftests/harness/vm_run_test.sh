@@ -28,7 +28,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 KVER=${KVER:-6.1}
 [ "$KVER" = 6.1 ] && BUILD=${BUILD:-$ROOT/build} || BUILD=${BUILD:-$ROOT/build/$KVER}
 VMRUN=$ROOT/scripts/vm-run
-TMP=$(mktemp -d "$BUILD/harness-test.XXXXXX")
+TMP=$(mktemp -d "$BUILD/harness-test.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 
 n=0
@@ -104,7 +104,7 @@ rc=$?
 check "a patch that does not apply fails the build, named (got $rc)" \
 	sh -c "test $rc -ne 0 && grep -q 'patches/0001-broken.patch' '$TMP/patch.err'"
 
-# 9: make load / make unload on a running 6.1 kernel (a fresh guest, where
+# 9: make load / make unload on a running target kernel (a fresh guest, where
 # nothing has used DCCP yet).
 "$VMRUN" --timeout 180 --out "$TMP/out" -- sh -c \
 	"$ROOT/scripts/modules.sh load $BUILD/modules && $ROOT/scripts/modules.sh unload &&
