@@ -12,7 +12,8 @@
 #   3. userspace host tests (make -C userspace check), and libFuzzer on the
 #      model and trace parsers for FUZZ_SECONDS (default 20) each
 #   4. the harness' host tests (scripts/tests/: the test accounting itself,
-#      scenarios; the analysis with the pinned .venv)
+#      scenarios; the analysis with the pinned .venv), and one campaign run
+#      as two shards in two VM boots and merged (scripts/tests/shards_vms.sh)
 #   5. every in-guest suite (scripts/vm-tests.sh) in one VM boot of the
 #      target kernel (KVER, see scripts/target.sh)
 #   6. for each other target in ALSO_KVERS (by default the other of 6.1 and
@@ -123,6 +124,10 @@ else
 	cat "$LOG/venv.log"
 	failed=$((failed + 1))
 fi
+
+echo "== shards (host, two VM boots)"
+scripts/tests/shards_vms.sh 2>&1 | tee "$LOG/shards.log"
+count_suite shards "$LOG/shards.log" "${PIPESTATUS[0]}"
 
 # Run suites in one VM boot of target kver and count them; the label of a
 # suite on another target than KVER names it ("sbpn@6.12").
