@@ -16,20 +16,13 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-KVER=${KVER:-6.1}
-[ "$KVER" = 6.1 ] && BUILD=${BUILD:-$ROOT/build} || BUILD=${BUILD:-$ROOT/build/$KVER}
+# shellcheck source=scripts/target.sh
+. "$ROOT/scripts/target.sh"
+# shellcheck source=selftests/lib/ktap.sh
+. "$ROOT/selftests/lib/ktap.sh"
 LAB=$ROOT/scripts/sbpn-lab
 TMP=$(mktemp -d "$BUILD/shards-test.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
-
-n=0
-failed=0
-check() { # description, then a command that must succeed
-	local d=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then echo "ok $n $d"; else failed=$((failed + 1)); echo "not ok $n $d"; fi
-}
 
 cat >"$TMP/shards.toml" <<'EOF'
 [scenario]
@@ -52,8 +45,7 @@ lifetime_ms = 200
 policy = "simple"
 EOF
 
-echo "TAP version 13"
-echo "1..5"
+ktap_plan 5
 
 for k in 1 2; do
 	"$ROOT/scripts/vm-run" --timeout 300 --out "$TMP/host$k" -- \
@@ -82,5 +74,4 @@ check "report reads the merged campaign's two runs as one policy's (got $rc)" \
 		\$c[\"policy\"] == \"simple\" && \$c[\"metric\"] == \"audio.on_time_frac\" && \$c[\"n\"] == 2 { ok = 1 }
 		END { exit !ok }' '$TMP/merged/report/summary.csv'"
 
-echo "# $((n - failed)) passed, $failed failed"
-[ "$failed" -eq 0 ]
+ktap_done

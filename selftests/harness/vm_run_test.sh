@@ -25,24 +25,15 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-KVER=${KVER:-6.1}
-[ "$KVER" = 6.1 ] && BUILD=${BUILD:-$ROOT/build} || BUILD=${BUILD:-$ROOT/build/$KVER}
+# shellcheck source=scripts/target.sh
+. "$ROOT/scripts/target.sh"
+# shellcheck source=selftests/lib/ktap.sh
+. "$ROOT/selftests/lib/ktap.sh"
 VMRUN=$ROOT/scripts/vm-run
 TMP=$(mktemp -d "$BUILD/harness-test.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n $1"; }
-check() { # description, then a command that must succeed
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
-
-echo "TAP version 13"
-echo "1..10"
+ktap_plan 10
 
 # 1-3: one boot for the plain cases.
 "$VMRUN" --timeout 180 --out "$TMP/out" -- sh -c \
@@ -122,5 +113,4 @@ check "on stock modules, sbpn-send --policy sbpn1 fails and says why" \
 	sh -c "test \"\$(cat '$TMP/out/stock.rc')\" = 1 &&
 	       grep -q 'does not have the SBPN policies (stock modules' '$TMP/out/stock.err'"
 
-echo "# $((n - failed)) passed, $failed failed"
-[ "$failed" -eq 0 ]
+ktap_done
