@@ -3,7 +3,7 @@
 #
 # Install the Debian 12 packages the project needs on the host: compilers and
 # make, QEMU (TCG, or KVM where it works), the tools the guest borrows from the host's root
-# filesystem (ip, tc, iperf3, python3 come over 9p), libnl-3 for dccp-qstat, what
+# filesystem (ip, tc, python3 come over 9p), libnl-3 for dccp-qstat, what
 # a kernel build needs (the debug tier), clang with libFuzzer (make fuzz) and
 # docutils (the Documentation/ check).
 # Idempotent: only packages that are missing are installed.
@@ -13,7 +13,7 @@ set -euo pipefail
 PACKAGES=(
 	build-essential bc cpio xz-utils kmod perl git pkg-config
 	qemu-system-x86 busybox-static udev
-	iproute2 iperf3 ethtool procps
+	iproute2 ethtool procps
 	libnl-3-dev
 	python3-venv python3-docutils
 	flex bison libelf-dev

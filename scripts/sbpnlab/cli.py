@@ -20,6 +20,7 @@ import subprocess
 import sys
 
 from .campaign import merge_campaigns, parse_shard, run_campaign, run_status, selected
+from .run import BIN
 from .scenario import ScenarioError, load
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -68,6 +69,9 @@ def _check_environment(command, tools, dccp):
     for tool in tools:
         if not shutil.which(tool):
             return f"'{tool}' is not installed"
+    for tool in ("sbpn-send", "sbpn-recv", "sbpn-bulk"):
+        if not os.access(os.path.join(BIN, tool), os.X_OK):
+            return f"userspace/bin/{tool} is not built (make)"
     subprocess.run(["modprobe", "-a", "sch_netem", "sch_tbf", "veth"], capture_output=True)
     if dccp:
         subprocess.run(["modprobe", "-a", "dccp_ipv4"], capture_output=True)
@@ -103,8 +107,6 @@ def _cmd_run(args):
                 print(f"{name}/{r.id}\tseed {r.seed}\t{run_status(rd) or 'not run'}")
         return 0
     tools = ["ip", "tc", "nsenter"]
-    if any(sc.config["tcp"] for sc in scenarios):
-        tools.append("iperf3")
     dccp = any(m["transport"] == "dccp" for sc in scenarios for r in sc.runs()
                for m in r.config["media"])
     problem = _check_environment("run", tools, dccp)

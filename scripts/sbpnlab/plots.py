@@ -151,15 +151,15 @@ def rate_series(picked, flow, title):
                       label=f"{flow} {'loss rate' if k == 'loss' else k}")
         for name, tcp in run.tcp.items():
             ax.stairs(stats.tcp_rates(tcp["intervals"], edges) / 1000, edges,
-                      linewidth=0.8, label=f"{name} (iperf3: bytes written)")
+                      linewidth=0.8, label=f"{name} goodput")
         ax.axvline(run.flows[flow].start + run.warmup_s, color="grey", linestyle="--",
                    linewidth=0.8)
         ax.set_ylabel("kbit/s")
         ax.set_title(f"{policy}  (seed {run.meta['seed']}, payload bits, "
                      f"{stats.BIN_S:g} s bins)", fontsize=9, loc="left")
         ax.grid(alpha=0.3)
-    # iperf3's first second (the socket buffer filling) can be far above
-    # the link rate: cut it rather than flatten everything else.
+    # iperf3's first second (the socket buffer filling, in older results)
+    # can be far above the link rate: cut it rather than flatten the rest.
     axes[0, 0].set_ylim(0, 1.25 * top)
     axes[0, 0].legend(fontsize=7, ncol=3, loc="upper right")
     axes[-1, 0].set_xlabel("time since t0 (s); dashed: end of the call's warm-up")

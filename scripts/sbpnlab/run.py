@@ -3,7 +3,7 @@
 
 execute(spec, run_dir, slot, campaign) builds the testbed, starts the
 receivers and servers, then the media senders; once their packets arrive
-it sets t0 and starts the long-lived TCP flows (iperf3) and the short flows
+it sets t0 and starts the long-lived TCP flows (sbpn-bulk) and the short flows
 at their offsets from t0 while a thread applies the link schedule; it waits
 for everything, collects the files and writes meta.json.  meta.json is
 written first with status "failed" ("did not finish"), so a run that dies
@@ -62,10 +62,10 @@ def tool_versions():
     with _versions_lock:
         if not _versions:
             _versions.update({
-                "iperf3": _first_line(["iperf3", "--version"]),
                 "tc": _first_line(["tc", "-V"]),
                 "python": platform.python_version(),
                 "sbpn-send": os.path.join(BIN, "sbpn-send"),
+                "sbpn-bulk": os.path.join(BIN, "sbpn-bulk"),
             })
         return dict(_versions)
 
@@ -86,6 +86,23 @@ def read_trailer(path):
     return trailer
 
 
+def _bulk_rows(path):
+    """The rows of a complete sbpn-bulk record file as tuples of ints
+    (t_ns, bytes_written, bytes_acked, rtt_us, min_rtt_us, cwnd, retrans)."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().splitlines()
+    if not lines or lines[0] != "# sbpn-tcp 1":
+        raise ValueError("not an sbpn-bulk record file")
+    if read_trailer(path).get("complete") != "1":
+        err = os.path.basename(path)[:-len(".rec")] + ".err"
+        raise ValueError(f"not complete (sbpn-bulk failed or was stopped: see {err})")
+    rows = [tuple(int(x) for x in line.split("\t")) for line in lines
+            if line and not line.startswith(("#", "t_ns"))]
+    if len(rows) < 2:
+        raise ValueError("fewer than two samples")
+    return rows
+
+
 def _read_meta(path):
     with open(path, encoding="utf-8", errors="replace") as f:
         meta = {}
@@ -100,7 +117,7 @@ def _read_meta(path):
 
 def _listening(pid, port):
     """True when process pid's namespace has a TCP socket listening on port."""
-    for table in ("tcp", "tcp6"):       # iperf3 listens on a dual-stack socket
+    for table in ("tcp", "tcp6"):       # sbpn-bulk listens on a dual-stack socket
         try:
             with open(f"/proc/{pid}/net/{table}", encoding="ascii") as f:
                 next(f)
@@ -349,14 +366,17 @@ def _start_traffic(spec, work, bed, procs, plan, state):
             srv, cli, dest = ((bed.receiver, bed.sender, RECEIVER_ADDR)
                               if grp["direction"] == "forward" else
                               (bed.sender, bed.receiver, SENDER_ADDR))
-            p = procs.start(f"tcp-{n}.server", srv, ["iperf3", "-s", "-1", "-p", str(port)])
+            p = procs.start(f"tcp-{n}.server", srv, [os.path.join(BIN, "sbpn-bulk"),
+                                                     "--listen", f"[::]:{port}"])
             waits.append(lambda p=p, port=port: _listening(p.pid, port))
             secs = max(1, round(grp["stop_s"] - grp["start_s"]))
             timed.append((grp["start_s"], f"tcp-{n}", cli,
-                          ["iperf3", "-c", dest, "-p", str(port), "-t", str(secs),
-                           "-C", grp["cc"], "-l", str(grp["write_bytes"]), "-i", "0.5",
-                           "--json"] + (["-M", str(grp["mss"])] if "mss" in grp else []),
-                          f"tcp-{n}.json"))
+                          [os.path.join(BIN, "sbpn-bulk"), "--connect", f"{dest}:{port}",
+                           "--time", str(secs), "--cc", grp["cc"],
+                           "--write-bytes", str(grp["write_bytes"]), "--interval-ms", "500",
+                           "--flow", f"tcp-{n}", "--out", os.path.join(work, f"tcp-{n}.rec")]
+                          + (["--mss", str(grp["mss"])] if "mss" in grp else []),
+                          None))
             n += 1
     if cfg["short_tcp"]:
         ready = os.path.join(work, ".short.ready")
@@ -481,19 +501,17 @@ def _collect(spec, run_dir, meta, procs):
     meta["tcp"] = []
     for i in range(n):
         try:
-            with open(os.path.join(run_dir, f"tcp-{i}.json"), encoding="utf-8") as f:
-                r = json.load(f)
+            rows = _bulk_rows(os.path.join(run_dir, f"tcp-{i}.rec"))
         except (OSError, ValueError) as e:
-            problems.append(f"tcp-{i}.json unreadable: {e}")
+            problems.append(f"tcp-{i}.rec: {e}")
             meta["tcp"].append(None)
             continue
-        if "error" in r:
-            problems.append(f"tcp-{i}: iperf3 error: {r['error']}")
-        end = r.get("end", {})
+        first, last = rows[0], rows[-1]
+        span = (last[0] - first[0]) / 1e9
         meta["tcp"].append({
             "started_s": round((procs.procs[f"tcp-{i}"]["started_ns"] - meta["t0_ns"]) / 1e9, 3),
-            "received_bps": end.get("sum_received", {}).get("bits_per_second"),
-            "retransmits": end.get("sum_sent", {}).get("retransmits")})
+            "received_bps": 8 * (last[2] - first[2]) / span if span > 0 else None,
+            "retransmits": last[6]})
     if spec.config["short_tcp"]:
         try:
             with open(os.path.join(run_dir, "short-tcp.json"), encoding="utf-8") as f:

@@ -224,7 +224,7 @@ def _check_tcp(c, entries, duration):
         if "mss" in t:
             e["mss"] = c.number(t, k + ("mss",), None, 88, 9000, integer=True)
         if e["stop_s"] - e["start_s"] < 1:
-            c.fail(k + ("stop_s",), "at least 1 s after start_s (iperf3 runs whole seconds)",
+            c.fail(k + ("stop_s",), "at least 1 s after start_s (TCP flows run whole seconds)",
                    e["stop_s"])
         out.append(e)
     return out

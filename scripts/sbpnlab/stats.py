@@ -4,7 +4,8 @@
 The definitions are in Documentation/statistics.rst.  Run(dir) reads one
 complete run directory (Documentation/results-format.rst): its meta.json,
 a MediaFlow per media-<name>.send.rec/.recv.rec pair, the CCID3 logs, the
-iperf3 results, the short TCP flows and link.log.  The functions below
+long-lived TCP flows' records (sbpn-bulk; iperf3's JSON in older results),
+the short TCP flows and link.log.  The functions below
 compute, per run and class: delivery(), delays(), ipdv(), usable(),
 loss_period_levels(); per flow: media_rates(), tcp_rates() in 0.4 s bins;
 per short-flow group: short_rates(); per run: link_share(), jain(),
@@ -151,10 +152,12 @@ class Run:
                       for _ in range(g["flows"])]
         self.tcp = {}
         for i, info in enumerate(self.meta.get("tcp", [])):
+            rec = os.path.join(run_dir, f"tcp-{i}.rec")
             self.tcp[f"tcp-{i}"] = {
                 "direction": directions[i],
-                "intervals": read_iperf(os.path.join(run_dir, f"tcp-{i}.json"),
-                                        info["started_s"])}
+                "intervals": (read_bulk(rec, self.t0_ns) if os.path.exists(rec) else
+                              read_iperf(os.path.join(run_dir, f"tcp-{i}.json"),
+                                         info["started_s"]))}
         self.link_log = read_link_log(os.path.join(run_dir, "link.log"), self.t0_ns)
         short = os.path.join(run_dir, "short-tcp.json")
         self.short = read_short_flows(short, self.t0_ns) if os.path.exists(short) else None
@@ -235,10 +238,24 @@ def fates(flow):
     return out
 
 
+def read_bulk(path, t0_ns):
+    """The intervals between an sbpn-bulk sender's samples as arrays
+    (start_s, end_s, bits) from t0: the payload bits acknowledged in each."""
+    try:
+        r = records.read(path, magic="# sbpn-tcp 1")
+        t = np.array([int(x["t_ns"]) for x in r.rows], dtype=np.int64)
+        acked = np.array([int(x["bytes_acked"]) for x in r.rows], dtype=np.int64)
+    except (OSError, ValueError, KeyError) as e:
+        raise FormatError(f"{path}: {e}") from None
+    s = (t - t0_ns) / 1e9
+    return s[:-1], s[1:], 8.0 * np.diff(acked)
+
+
 def read_iperf(path, started_s):
     """The intervals of an iperf3 client's --json as arrays (start_s, end_s,
-    bits): iperf3 counts from its own start, which the runner recorded as
-    started_s after t0 (the connection set-up is not subtracted)."""
+    bits), for results written before sbpn-bulk: iperf3 counts from its own
+    start, which the runner recorded as started_s after t0 (the connection
+    set-up is not subtracted)."""
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
@@ -427,9 +444,10 @@ def media_rates(flow, edges):
 
 
 def tcp_rates(intervals, edges):
-    """iperf3 intervals (start, end, bits) spread evenly over their span
-    and summed per bin: bit/s the TCP sender wrote (its goodput, TCP being
-    reliable, once its socket buffer has filled)."""
+    """A TCP flow's intervals (start, end, bits) spread evenly over their
+    span and summed per bin: its goodput in bit/s (sbpn-bulk: the bytes
+    acknowledged; iperf3, in older results: the bytes written, which is the
+    goodput once the socket buffer has filled)."""
     start, end, bits = intervals
     out = np.zeros(len(edges) - 1)
     for s, e, b in zip(start, end, bits):

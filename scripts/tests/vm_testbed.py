@@ -29,9 +29,8 @@ speed are skipped with that reason, their measurement printed: the 70 %
 stack adds 20 to 65 ms to the RTT).  Their other halves, which the emulated
 link decides (no more than the link's rate, no less than its delays), still
 run.
-Exit 0 all passed, 1 a check failed, 4 skipped (no root, DCCP or iperf3).
+Exit 0 all passed, 1 a check failed, 4 skipped (no root, DCCP or tools not built).
 """
-import json
 import os
 import re
 import shutil
@@ -120,12 +119,10 @@ def check_path(rdir, meta):
 
 
 def check_tcp(rdir, meta):
-    flows = []
-    for i in range(2):
-        with open(os.path.join(rdir, f"tcp-{i}.json"), encoding="utf-8") as f:
-            flows.append(json.load(f))
+    flows = [records.read(os.path.join(rdir, f"tcp-{i}.rec"), magic="# sbpn-tcp 1")
+             for i in range(2)]
     slow = slow_kernel()
-    bps = sum(fl["end"]["sum_received"]["bits_per_second"] for fl in flows)
+    bps = sum(fl["received_bps"] for fl in meta["tcp"])
     diag = f"goodput {bps / 1e3:.0f} kbit/s together (payload only)"
     check("tcp: two Reno flows carry no more than the 1 Mbit/s link", bps <= 1.0e6, diag)
     name = "tcp: two Reno flows carry at least 70 % of the 1 Mbit/s link"
@@ -137,7 +134,7 @@ def check_tcp(rdir, meta):
     drops = labtest.qdisc_drops(meta["qdisc_stats"], "netem", 0)
     check("tcp: the bottleneck queue overflowed", drops is not None and drops > 0,
           f"dropped at the bottleneck: {drops}")
-    rtts = [fl["end"]["streams"][0]["sender"].get("min_rtt", 0) / 1e3 for fl in flows]
+    rtts = [int(fl.rows[-1]["min_rtt_us"]) / 1e3 for fl in flows]
     diag = f"min_rtt {rtts} ms"
     check("tcp: smallest RTT is at least the two delays (80 ms)",
           all(80 <= x for x in rtts), diag)

@@ -24,7 +24,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 US = os.path.dirname(HERE)
 ROOT = os.path.dirname(US)
-SEND, RECV = f"{US}/bin/sbpn-send", f"{US}/bin/sbpn-recv"
+SEND, RECV, BULK = f"{US}/bin/sbpn-send", f"{US}/bin/sbpn-recv", f"{US}/bin/sbpn-bulk"
 PCAP2TRACE = f"{ROOT}/scripts/pcap2trace.py"
 sys.path.insert(0, HERE)
 import records  # noqa: E402
@@ -372,6 +372,62 @@ def receiver_sigterm_partial_records():
 
 
 # ---- command line ----------------------------------------------------------
+
+def bulk(port, *args, signal_after=None):
+    """An sbpn-bulk sink and sender on loopback: (sender rc, stderr, Records)."""
+    out, ready = f"{TMP}/bulk{port}.rec", f"{TMP}/bulk{port}.ready"
+    sink = subprocess.Popen([BULK, "--listen", f"127.0.0.1:{port}", "--ready-file", ready],
+                            stderr=subprocess.PIPE, text=True)
+    for _ in range(100):
+        if os.path.exists(ready):
+            break
+        time.sleep(0.05)
+    p = subprocess.Popen([BULK, "--connect", f"127.0.0.1:{port}", "--out", out, *args],
+                         stderr=subprocess.PIPE, text=True)
+    if signal_after:
+        time.sleep(signal_after)
+        p.send_signal(signal.SIGTERM)
+    err = p.communicate(timeout=30)[1]
+    sink.wait(timeout=30)
+    check(sink.returncode == 0, f"sink rc {sink.returncode}: {sink.stderr.read()}")
+    return p.returncode, err, records.read(out, magic="# sbpn-tcp 1")
+
+
+@test
+def bulk_records_acked_bytes():
+    rc, err, r = bulk(47320, "--time", "2", "--interval-ms", "200", "--write-bytes", "519",
+                      "--cc", "reno", "--flow", "t1")
+    check(rc == 0, f"rc {rc}: {err}")
+    check(r.complete, f"trailer {r.trailer}")
+    for k in REQUIRED + ["cc", "write_bytes", "time_s"]:
+        check(k in r.meta, f"metadata {k} missing")
+    check(r.meta["cc"] == "reno" and r.meta["flow"] == "t1", f"metadata {r.meta}")
+    t = [int(x["t_ns"]) for x in r.rows]
+    acked = [int(x["bytes_acked"]) for x in r.rows]
+    written = [int(x["bytes_written"]) for x in r.rows]
+    # a sample at the start, one per 200 ms, one at the end
+    check(10 <= len(t) <= 12, f"{len(t)} samples in 2 s at 200 ms")
+    check(1.9e9 <= t[-1] - t[0] <= 2.5e9, f"ran {(t[-1] - t[0]) / 1e9:.2f} s")
+    check(t == sorted(t) and acked == sorted(acked), "time or bytes acked go backwards")
+    check(0 < acked[-1] <= written[-1] + 1, f"acked {acked[-1]}, written {written[-1]}")
+    check(written[-1] % 519 == 0, f"{written[-1]} bytes written is not whole 519-byte blocks")
+
+
+@test
+def bulk_sigterm_partial_and_usage_errors():
+    rc, err, r = bulk(47321, "--time", "30", signal_after=1.0)
+    check(rc == 1, f"rc {rc} after SIGTERM, want 1")
+    check(not r.complete and r.trailer.get("interrupted") == "TERM", f"trailer {r.trailer}")
+    check(len(r.rows) >= 3, f"{len(r.rows)} rows after 1 s at 500 ms")
+    for args, says in ((["--connect", "127.0.0.1:1", "--out", "x"], "--time S is required"),
+                       (["--connect", "127.0.0.1:1", "--time", "0", "--out", "x"], "--time"),
+                       (["--connect", "localhost:1", "--time", "1", "--out", "x"], "ADDR:PORT"),
+                       (["--listen", "127.0.0.1:1", "--connect", "127.0.0.1:1"], "exactly one"),
+                       (["--connect", "127.0.0.1:1", "--time", "1", "--out", "x",
+                         "--write-bytes", "0"], "--write-bytes")):
+        p = run([BULK, *args])
+        check(p.returncode == 2 and says in p.stderr, f"{args}: rc {p.returncode}: {p.stderr}")
+
 
 @test
 def cli_help_and_usage_errors():
