@@ -112,8 +112,9 @@ demo: all venv
 		--headline $(DEMO_BEST) --reference $(DEMO_REFERENCE) $(BUILD)/demo/demo
 
 # The paper's experiments, scripts/scenarios/paper-*.toml, 30 repetitions
-# each: 2280 runs of 60 s, about 40 h on two TCG cores, 11 h with JOBS=4 (see
-# Documentation/results.rst), in one VM boot, then a report per campaign in
+# each: 2280 runs of 60 s, about 40 h on two TCG cores, 11 h with JOBS=4 and
+# about 7 h with JOBS=6 (see Documentation/results.rst), in one VM boot,
+# then a report per campaign in
 # RESULTS/<campaign>/report.  ONLY=REGEX keeps the runs whose id matches
 # (ONLY='rep=0[1-3]$': 3 repetitions); JOBS=N runs N at once (faster, but
 # compare only campaigns run with the same JOBS).  A second call resumes.
