@@ -103,7 +103,7 @@ check: all
 DEMO_JOBS	?= 2
 DEMO_ONLY	:= policy=simple,size_pacing=False,predict=False,owd=False|policy=sbpn2,size_pacing=(False,predict=False,owd=False|True,predict=True,owd=True)
 DEMO_BEST	:= sbpn2+sp+pd+owd
-DEMO_REFERENCE	:= Documentation/results/goal-rtt80-q5-summary.csv
+DEMO_REFERENCE	:= Documentation/results/goal-rtt80-q5-bound-summary.csv
 demo: all venv
 	@scripts/vm-run --timeout 2400 --out $(BUILD)/demo -- \
 		scripts/sbpn-lab run --jobs $(DEMO_JOBS) --only '$(DEMO_ONLY)' \
