@@ -63,14 +63,6 @@ static void usage(FILE *f)
 "exit status: 0 ok, 1 runtime failure or interrupted, 2 usage error\n");
 }
 
-static void die_usage(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "sbpn-bulk: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n(try --help)\n");
-	exit(EXIT_USAGE);
-}
-
 static void die(const char *what)
 {
 	fprintf(stderr, "sbpn-bulk: %s: %s\n", what, strerror(errno));

@@ -67,14 +67,6 @@ static void usage(FILE *f)
 "exit status: 0 ok, 1 runtime failure or interrupted, 2 usage error\n");
 }
 
-static void die_usage(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "sbpn-recv: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n(try --help)\n");
-	exit(EXIT_USAGE);
-}
-
 static void parse_args(int argc, char **argv)
 {
 	enum { O_TRANSPORT = 256, O_LISTEN, O_OUT, O_FLOW, O_CCID, O_IDLE, O_READY, O_HELP };

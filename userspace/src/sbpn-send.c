@@ -101,14 +101,6 @@ static void usage(FILE *f)
 "exit status: 0 ok, 1 runtime failure or interrupted, 2 usage or input error\n");
 }
 
-static void die_usage(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "sbpn-send: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n(try --help)\n");
-	exit(EXIT_USAGE);
-}
-
 static double parse_nonneg(const char *opt, const char *s)
 {
 	char *end;

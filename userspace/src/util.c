@@ -59,6 +59,14 @@ void install_stop_handlers(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+void die_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s: ", program_invocation_short_name);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n(try --help)\n");
+	exit(EXIT_USAGE);
+}
+
 const char *errno_name(int err)
 {
 	const char *n = strerrorname_np(err);

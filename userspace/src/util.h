@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * util.h - small shared pieces of sbpn-send and sbpn-recv: clocks,
- * addresses, percentiles, signals, exit codes.
+ * util.h - small shared pieces of sbpn-send, sbpn-recv and sbpn-bulk:
+ * clocks, addresses, percentiles, signals, exit codes, usage errors.
  */
 #ifndef SBPN_UTIL_H
 #define SBPN_UTIL_H
@@ -22,6 +22,8 @@ uint64_t now_ns(void);				/* CLOCK_MONOTONIC */
 /* Sleep until abs_ns (CLOCK_MONOTONIC); -1 if a signal stopped the run. */
 int sleep_until(uint64_t abs_ns);
 void install_stop_handlers(void);
+/* "TOOL: " fmt (with arg), "(try --help)" on stderr; exit EXIT_USAGE. */
+void die_usage(const char *fmt, const char *arg) __attribute__((noreturn));
 const char *errno_name(int err);
 int parse_transport(const char *s, enum transport *t);
 const char *transport_name(enum transport t);
