@@ -23,6 +23,8 @@ import tempfile
 import threading
 import time
 
+import records
+
 from . import RESULTS_FORMAT, schedule
 from .scenario import option_flags
 from .testbed import RECEIVER_ADDR, SENDER_ADDR, Testbed
@@ -87,20 +89,15 @@ def read_trailer(path):
 
 
 def _bulk_rows(path):
-    """The rows of a complete sbpn-bulk record file as tuples of ints
-    (t_ns, bytes_written, bytes_acked, rtt_us, min_rtt_us, cwnd, retrans)."""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        lines = f.read().splitlines()
-    if not lines or lines[0] != "# sbpn-tcp 1":
-        raise ValueError("not an sbpn-bulk record file")
-    if read_trailer(path).get("complete") != "1":
+    """The rows of a complete sbpn-bulk record file (records.TCP_COLUMNS),
+    at least two."""
+    r = records.read(path, magic=records.TCP_FORMAT)
+    if not r.complete:
         err = os.path.basename(path)[:-len(".rec")] + ".err"
         raise ValueError(f"not complete (sbpn-bulk failed or was stopped: see {err})")
-    rows = [tuple(int(x) for x in line.split("\t")) for line in lines
-            if line and not line.startswith(("#", "t_ns"))]
-    if len(rows) < 2:
+    if len(r.rows) < 2:
         raise ValueError("fewer than two samples")
-    return rows
+    return r.rows
 
 
 def _read_meta(path):
@@ -507,11 +504,12 @@ def _collect(spec, run_dir, meta, procs):
             meta["tcp"].append(None)
             continue
         first, last = rows[0], rows[-1]
-        span = (last[0] - first[0]) / 1e9
+        span = (int(last["t_ns"]) - int(first["t_ns"])) / 1e9
+        acked = int(last["bytes_acked"]) - int(first["bytes_acked"])
         meta["tcp"].append({
             "started_s": round((procs.procs[f"tcp-{i}"]["started_ns"] - meta["t0_ns"]) / 1e9, 3),
-            "received_bps": 8 * (last[2] - first[2]) / span if span > 0 else None,
-            "retransmits": last[6]})
+            "received_bps": 8 * acked / span if span > 0 else None,
+            "retransmits": int(last["retrans"])})
     if spec.config["short_tcp"]:
         try:
             with open(os.path.join(run_dir, "short-tcp.json"), encoding="utf-8") as f:

@@ -18,18 +18,14 @@ import glob
 import json
 import math
 import os
-import sys
 
 import numpy as np
 from scipy import stats as scipy_stats
 
+import records
+
 from . import RESULTS_FORMAT
 from .scenario import CCID3_OPTIONS, option_flags, parse_rate
-
-# The record reader is shared with the userspace tests: one reader per format.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "..", "userspace", "tests"))
-import records  # noqa: E402
 
 CLASSES = ("audio", "video")
 POLICY_ORDER = ("simple", "prio", "sbpn1", "sbpn2", "sbpn3", "udp", "tcp")
@@ -242,7 +238,7 @@ def read_bulk(path, t0_ns):
     """The intervals between an sbpn-bulk sender's samples as arrays
     (start_s, end_s, bits) from t0: the payload bits acknowledged in each."""
     try:
-        r = records.read(path, magic="# sbpn-tcp 1")
+        r = records.read(path, magic=records.TCP_FORMAT)
         t = np.array([int(x["t_ns"]) for x in r.rows], dtype=np.int64)
         acked = np.array([int(x["bytes_acked"]) for x in r.rows], dtype=np.int64)
     except (OSError, ValueError, KeyError) as e:

@@ -99,7 +99,7 @@ def check_reverse(rdir, meta):
     print("# " + meta["qdisc_stats"].replace("\n", "\n# "))
     check("reverse: the reverse path's own queue overflowed", drops is not None and drops > 0,
           f"dropped by the pfifo under the tbf on r-s: {drops}")
-    fwd = records.read(os.path.join(rdir, "tcp-1.rec"), magic="# sbpn-tcp 1")
+    fwd = records.read(os.path.join(rdir, "tcp-1.rec"), magic=records.TCP_FORMAT)
     started = meta["tcp"][1]["started_s"]
     ran = (int(fwd.rows[-1]["t_ns"]) - int(fwd.rows[0]["t_ns"])) / 1e9
     check("reverse: the forward flow ran from 4 s (+2) for 4 s (+-0.5)",

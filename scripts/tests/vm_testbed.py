@@ -119,7 +119,7 @@ def check_path(rdir, meta):
 
 
 def check_tcp(rdir, meta):
-    flows = [records.read(os.path.join(rdir, f"tcp-{i}.rec"), magic="# sbpn-tcp 1")
+    flows = [records.read(os.path.join(rdir, f"tcp-{i}.rec"), magic=records.TCP_FORMAT)
              for i in range(2)]
     slow = slow_kernel()
     bps = sum(fl["received_bps"] for fl in meta["tcp"])

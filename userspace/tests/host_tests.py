@@ -271,16 +271,21 @@ def model_bad_files_name_file_line_field():
 
 # ---- records over real sockets ----------------------------------------------
 
+def wait_ready(path):
+    """Wait up to 5 s for a tool's --ready-file."""
+    for _ in range(100):
+        if os.path.exists(path):
+            break
+        time.sleep(0.05)
+
+
 def transfer(tr, port, duration="2"):
     s, rv = f"{TMP}/{tr}.send.tsv", f"{TMP}/{tr}.recv.tsv"
     ready = f"{TMP}/{tr}.ready"
     rp = subprocess.Popen([RECV, "--transport", tr, "--listen", f"127.0.0.1:{port}", "--out", rv,
                            "--flow", tr, "--ready-file", ready, "--idle-timeout-ms", "3000"],
                           stderr=subprocess.PIPE, text=True)
-    for _ in range(100):
-        if os.path.exists(ready):
-            break
-        time.sleep(0.05)
+    wait_ready(ready)
     p = run([SEND, "--transport", tr, "--to", f"127.0.0.1:{port}", "--out", s, "--flow", tr,
              "--duration", duration, "--linger-ms", "100"])
     rp.wait(timeout=30)
@@ -353,10 +358,7 @@ def receiver_sigterm_partial_records():
     out, ready = f"{TMP}/term.recv.tsv", f"{TMP}/term.ready"
     rp = subprocess.Popen([RECV, "--transport", "udp", "--listen", "127.0.0.1:47314", "--out", out,
                            "--ready-file", ready], stderr=subprocess.PIPE, text=True)
-    for _ in range(100):
-        if os.path.exists(ready):
-            break
-        time.sleep(0.05)
+    wait_ready(ready)
     sp = subprocess.Popen([SEND, "--transport", "udp", "--to", "127.0.0.1:47314", "--out",
                            f"{TMP}/term.send.tsv", "--flow", "t", "--duration", "30"],
                           stderr=subprocess.PIPE)
@@ -378,10 +380,7 @@ def bulk(port, *args, signal_after=None):
     out, ready = f"{TMP}/bulk{port}.rec", f"{TMP}/bulk{port}.ready"
     sink = subprocess.Popen([BULK, "--listen", f"127.0.0.1:{port}", "--ready-file", ready],
                             stderr=subprocess.PIPE, text=True)
-    for _ in range(100):
-        if os.path.exists(ready):
-            break
-        time.sleep(0.05)
+    wait_ready(ready)
     p = subprocess.Popen([BULK, "--connect", f"127.0.0.1:{port}", "--out", out, *args],
                          stderr=subprocess.PIPE, text=True)
     if signal_after:
@@ -390,7 +389,7 @@ def bulk(port, *args, signal_after=None):
     err = p.communicate(timeout=30)[1]
     sink.wait(timeout=30)
     check(sink.returncode == 0, f"sink rc {sink.returncode}: {sink.stderr.read()}")
-    return p.returncode, err, records.read(out, magic="# sbpn-tcp 1")
+    return p.returncode, err, records.read(out, magic=records.TCP_FORMAT)
 
 
 @test

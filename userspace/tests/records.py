@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """Reader for the per-packet record files (Documentation/records.rst, v1).
 
-Shared by the userspace tests and the analysis (scripts/sbpnlab/stats.py),
-which also reads the CCID log and link.log with it (magic= their format line).
+Shared by the userspace tests and sbpnlab (the runner and the analysis),
+which also read the CCID log, the drop notices, sbpn-bulk's records and
+link.log with it (magic= their format line).
 read(path) -> Records(meta, columns, rows, trailer); rows are dicts of
 strings.  A file of another format version is refused with the version
 found; malformed lines raise ValueError naming the file and line.
@@ -15,6 +16,9 @@ SEND_COLUMNS = ["seq", "class", "size", "prio", "planned_ns", "sent_ns",
 RECV_COLUMNS = ["seq", "class", "size", "sent_ns", "recv_ns"]
 NOTICES_FORMAT = "# sbpn-notices 1"
 NOTICES_COLUMNS = ["seq", "class", "reason", "expiry_ns", "notice_ns"]
+TCP_FORMAT = "# sbpn-tcp 1"         # sbpn-bulk (Documentation/traffic.rst)
+TCP_COLUMNS = ["t_ns", "bytes_written", "bytes_acked", "rtt_us", "min_rtt_us", "cwnd",
+               "retrans"]
 
 
 class Records:
