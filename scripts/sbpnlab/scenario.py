@@ -19,11 +19,11 @@ POLICIES = ("simple", "prio", "sbpn1", "sbpn2", "sbpn3")
 # A sweep "policy" may also name another transport for the media flows.
 SWEEP_POLICIES = POLICIES + ("udp", "tcp")
 # Per-socket options of a CCID 3 media flow, each with the suffix that marks
-# it in a row label ("sbpn2+sp+pd"); predict, last_rtt and owd only change
-# the SBPN policies (the only ones that judge expiry).
+# it in a row label ("sbpn2+sp+pd"); predict, last_rtt, owd and edf only
+# change the SBPN policies (the only ones that judge expiry).
 CCID3_OPTIONS = {"faster_restart": "fr", "size_pacing": "sp", "predict": "pd",
-                 "last_rtt": "lr", "owd": "owd"}
-SBPN_ONLY = ("predict", "last_rtt", "owd")
+                 "last_rtt": "lr", "owd": "owd", "edf": "edf"}
+SBPN_ONLY = ("predict", "last_rtt", "owd", "edf")
 
 
 def option_flags(media):
@@ -262,7 +262,7 @@ def _check_media(c, entries, duration, base):
         c.table(m, k, {"name", "source", "model", "trace", "transport", "policy", "ccid",
                        "tx_qlen", "lifetime_ms", "start_s", "faster_restart",
                        "size_pacing", "predict", "last_rtt",
-                       "owd", "silence_suppression"})
+                       "owd", "edf", "silence_suppression"})
         e = {
             "name": c.string(m, k + ("name",), f"flow{i}"),
             "source": c.choice(m, k + ("source",), "ekiga", ("ekiga", "cbr", "trace")),
@@ -277,6 +277,7 @@ def _check_media(c, entries, duration, base):
             "predict": c.boolean(m, k + ("predict",), False),
             "last_rtt": c.boolean(m, k + ("last_rtt",), False),
             "owd": c.boolean(m, k + ("owd",), False),
+            "edf": c.boolean(m, k + ("edf",), False),
             "silence_suppression": c.boolean(m, k + ("silence_suppression",), False),
         }
         for opt in CCID3_OPTIONS:
@@ -311,6 +312,7 @@ SWEEP_KEYS = {
     "predict": lambda c, s, k: c.boolean(s, k, None),
     "last_rtt": lambda c, s, k: c.boolean(s, k, None),
     "owd": lambda c, s, k: c.boolean(s, k, None),
+    "edf": lambda c, s, k: c.boolean(s, k, None),
     "rtt_ms": lambda c, s, k: c.number(s, k, None, 0, 20000),
     "rate": lambda c, s, k: c.rate(s, k),
     "loss_pct": lambda c, s, k: c.number(s, k, None, 0, 100),

@@ -133,6 +133,13 @@ int sbpn_get_last_rtt(int fd, int *on);
  */
 int sbpn_set_owd(int fd, int on);
 int sbpn_get_owd(int fd, int *on);
+/*
+ * Send the earliest expiry first, whatever its priority; priority then only
+ * decides what a full queue gives up (DCCP_SOCKOPT_QPOLICY_EDF), on is 0 or
+ * 1; any time.  ENOPROTOOPT when the kernel lacks it.
+ */
+int sbpn_set_edf(int fd, int on);
+int sbpn_get_edf(int fd, int *on);
 
 /*
  * Drop notices (DCCP_SOCKOPT_QPOLICY_NOTIFY): each packet the queueing

@@ -48,7 +48,7 @@ static struct {
 	double duration_s;		/* <0: model's */
 	double lifetime_ms;		/* <0: model's */
 	uint64_t seed;
-	bool silence, dry_run, stats, faster_restart, size_pacing, predict, last_rtt, owd;
+	bool silence, dry_run, stats, faster_restart, size_pacing, predict, last_rtt, owd, edf;
 	uint64_t cc_interval_ms, linger_ms;
 	long flow_id;			/* -1: hash of the flow name */
 } cfg = {
@@ -86,6 +86,8 @@ static void usage(FILE *f)
 "                         last RTT, not 0 (DCCP_SOCKOPT_QPOLICY_LAST_RTT)\n"
 "  --owd                  judge expiry by a one-way delay of RTT - min RTT/2,\n"
 "                         not RTT/2 (DCCP_SOCKOPT_QPOLICY_OWD)\n"
+"  --edf                  SBPN sends the earliest expiry first, priority decides\n"
+"                         only what a full queue drops (DCCP_SOCKOPT_QPOLICY_EDF)\n"
 "  --lifetime-ms MS       expiry = creation + MS; 0 = none (default: model's 200)\n"
 "  --silence-suppression  no audio during quiet phases of the call pattern\n"
 "  --cc-log FILE          sample CCID state and qpolicy counters (DCCP only)\n"
@@ -131,7 +133,7 @@ static void parse_args(int argc, char **argv)
 {
 	enum { O_TRANSPORT = 256, O_TO, O_OUT, O_FLOW, O_FLOWID, O_SOURCE, O_MODEL,
 	       O_TRACE, O_DURATION, O_SEED, O_POLICY, O_CCID, O_QLEN, O_LIFE,
-	       O_SILENCE, O_CCLOG, O_CCINT, O_LINGER, O_DRY, O_STATS, O_FR, O_SP, O_PREDICT, O_LAST_RTT, O_OWD,
+	       O_SILENCE, O_CCLOG, O_CCINT, O_LINGER, O_DRY, O_STATS, O_FR, O_SP, O_PREDICT, O_LAST_RTT, O_OWD, O_EDF,
 	       O_NOTICES,
 	       O_HELP };
 	static const struct option opts[] = {
@@ -153,6 +155,7 @@ static void parse_args(int argc, char **argv)
 		{ "predict", no_argument, 0, O_PREDICT },
 		{ "last-rtt", no_argument, 0, O_LAST_RTT },
 		{ "owd", no_argument, 0, O_OWD },
+		{ "edf", no_argument, 0, O_EDF },
 		{ "lifetime-ms", required_argument, 0, O_LIFE },
 		{ "silence-suppression", no_argument, 0, O_SILENCE },
 		{ "cc-log", required_argument, 0, O_CCLOG },
@@ -207,6 +210,7 @@ static void parse_args(int argc, char **argv)
 		case O_PREDICT: cfg.predict = true; break;
 		case O_LAST_RTT: cfg.last_rtt = true; break;
 		case O_OWD: cfg.owd = true; break;
+		case O_EDF: cfg.edf = true; break;
 		case O_CCLOG: cfg.cc_log = optarg; break;
 		case O_NOTICES: cfg.notices = optarg; break;
 		case O_CCINT:
@@ -236,9 +240,9 @@ static void parse_args(int argc, char **argv)
 	if (cfg.transport != TR_DCCP &&
 	    (cfg.policy != SBPN_POLICY_SIMPLE || cfg.tx_qlen >= 0 || cfg.cc_log ||
 	     cfg.faster_restart || cfg.size_pacing || cfg.predict || cfg.last_rtt ||
-	     cfg.owd || cfg.notices))
+	     cfg.owd || cfg.edf || cfg.notices))
 		die_usage("--policy, --tx-qlen, --faster-restart, --size-pacing, --predict, "
-			  "--last-rtt, --owd, --cc-log and --notices need "
+			  "--last-rtt, --owd, --edf, --cc-log and --notices need "
 			  "--transport dccp (transport is %s)",
 			  transport_name(cfg.transport));
 	if ((cfg.cc_log || cfg.notices) && cfg.dry_run)
@@ -334,6 +338,8 @@ static int open_socket(void)
 			  "DCCP_SOCKOPT_QPOLICY_LAST_RTT", "DCCP modules" },
 			{ cfg.owd, sbpn_set_owd, "--owd",
 			  "DCCP_SOCKOPT_QPOLICY_OWD", "DCCP modules" },
+			{ cfg.edf, sbpn_set_edf, "--edf",
+			  "DCCP_SOCKOPT_QPOLICY_EDF", "DCCP modules" },
 		};
 		uint32_t svc = htonl(SERVICE_CODE);
 
@@ -546,7 +552,7 @@ int main(int argc, char **argv)
 	size_t nlate = 0, nwake = 0, n_ok = 0, n_eagain = 0, n_err = 0, sent_upto = 0;
 	uint64_t start, next_cc, life_ns;
 	unsigned int cmsgs = 0, qlen = 0;
-	int fr = 0, sp = 0, pd = 0, lr = 0, ow = 0;
+	int fr = 0, sp = 0, pd = 0, lr = 0, ow = 0, ed = 0;
 	uint32_t cbr_payload = 0;
 	uint16_t flow_id;
 	int fd = -1, rc = 0;
@@ -603,6 +609,8 @@ int main(int argc, char **argv)
 				lr = 0;
 			if (sbpn_get_owd(fd, &ow))
 				ow = 0;
+			if (sbpn_get_edf(fd, &ed))
+				ed = 0;
 		}
 	} else if (cfg.transport == TR_DCCP) {
 		cmsgs = sbpn_policy_cmsgs(cfg.policy);
@@ -612,6 +620,7 @@ int main(int argc, char **argv)
 		pd = cfg.predict;
 		lr = cfg.last_rtt;
 		ow = cfg.owd;
+		ed = cfg.edf;
 	}
 	buf = calloc(1, SBPN_MAX_PAYLOAD);
 	late = calloc(s.n ? s.n : 1, sizeof(*late));
@@ -638,6 +647,7 @@ int main(int argc, char **argv)
 		rec_meta(&rec, "predict", "%d", pd);
 		rec_meta(&rec, "last_rtt", "%d", lr);
 		rec_meta(&rec, "owd", "%d", ow);
+		rec_meta(&rec, "edf", "%d", ed);
 	} else {
 		rec_meta(&rec, "policy", "none");
 		rec_meta(&rec, "ccid", "none");
@@ -647,6 +657,7 @@ int main(int argc, char **argv)
 		rec_meta(&rec, "predict", "none");
 		rec_meta(&rec, "last_rtt", "none");
 		rec_meta(&rec, "owd", "none");
+		rec_meta(&rec, "edf", "none");
 	}
 	rec_meta(&rec, "source", "%s", cfg.source);
 	rec_meta(&rec, "seed", "%llu", (unsigned long long)cfg.seed);
