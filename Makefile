@@ -117,7 +117,9 @@ demo: all venv
 # then a report per campaign in
 # RESULTS/<campaign>/report.  ONLY=REGEX keeps the runs whose id matches
 # (ONLY='rep=0[1-3]$': 3 repetitions); JOBS=N runs N at once (faster, but
-# compare only campaigns run with the same JOBS).  A second call resumes.
+# compare only campaigns run with the same JOBS), JOBS=auto as many as short
+# probe runs show to leave the sender and the path undisturbed (each
+# campaign's jobs-auto.json).  A second call resumes.
 RESULTS		?= $(ROOT)/results
 JOBS		?= 1
 PAPER		:= $(sort $(wildcard scripts/scenarios/paper-*.toml))

@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 
-from . import RESULTS_FORMAT
+from . import RESULTS_FORMAT, autojobs
 from .run import execute
 
 
@@ -154,8 +154,9 @@ def merge_campaigns(dest, sources, out=sys.stderr):
 
 def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=False,
                  out=sys.stderr, shard=None):
-    """Run the scenario's runs (of shard (K, N) only, if given); return the
-    list of (run id, reason) that failed."""
+    """Run the scenario's runs (of shard (K, N) only, if given), jobs at
+    once ("auto": autojobs.choose()); return the list of (run id, reason)
+    that failed."""
     name = name or scenario.name
     camp_dir = os.path.join(results_root, name)
     os.makedirs(camp_dir, exist_ok=True)
@@ -164,6 +165,8 @@ def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=Fal
     todo = [r for r in runs
             if force or run_status(os.path.join(camp_dir, r.id)) != "complete"]
     skipped = len(runs) - len(todo)
+    if jobs == "auto":
+        jobs = autojobs.choose(todo, camp_dir, name, out=out) if todo else 1
     print(f"campaign {name}: {len(runs)} runs, {skipped} already complete, "
           f"{len(todo)} to do, {jobs} at a time -> {camp_dir}", file=out, flush=True)
     slots = queue.Queue()
@@ -176,7 +179,7 @@ def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=Fal
         slot = slots.get()
         try:
             t = time.monotonic()
-            meta = execute(spec, os.path.join(camp_dir, spec.id), slot, name)
+            meta = execute(spec, os.path.join(camp_dir, spec.id), slot, name, jobs)
             return spec, meta, time.monotonic() - t
         finally:
             slots.put(slot)

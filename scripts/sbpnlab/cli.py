@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 
+from . import autojobs
 from .campaign import merge_campaigns, parse_shard, run_campaign, run_status, selected
 from .run import BIN
 from .scenario import ScenarioError, load
@@ -86,8 +87,13 @@ def _cmd_run(args):
         scenarios = [load(p) for p in args.scenario]
     except ScenarioError as e:
         return _bad_input(e)
-    if args.jobs < 1:
-        return _bad_input("--jobs: expected a number >= 1")
+    if args.jobs != "auto":
+        try:
+            args.jobs = int(args.jobs)
+        except ValueError:
+            args.jobs = 0
+        if args.jobs < 1:
+            return _bad_input("--jobs: expected a number >= 1 or auto")
     if args.only:
         try:
             re.compile(args.only)
@@ -115,8 +121,12 @@ def _cmd_run(args):
         return 1
     failed = 0
     for sc in scenarios:
-        failed += len(run_campaign(sc, args.results, args.campaign, args.jobs, args.only,
-                                   args.force, shard=shard))
+        try:
+            failed += len(run_campaign(sc, args.results, args.campaign, args.jobs,
+                                       args.only, args.force, shard=shard))
+        except autojobs.ProbeFailed as e:
+            print(f"sbpn-lab: --jobs auto: {e}", file=sys.stderr)
+            return 1
     return 1 if failed else 0
 
 
@@ -178,9 +188,11 @@ def main(argv=None):
     rn.add_argument("--results", default=os.environ.get("VM_OUT", "results"),
                     help="results root (default: $VM_OUT if set, else ./results)")
     rn.add_argument("--campaign", help="campaign directory name (default: scenario name)")
-    rn.add_argument("--jobs", type=int, default=1,
+    rn.add_argument("--jobs", default="1", metavar="N|auto",
                     help="runs at once, each in its own namespaces (default 1; results "
-                    "are comparable only between campaigns run with the same --jobs)")
+                    "are comparable only between campaigns run with the same --jobs); "
+                    "auto: the most that do not delay the media sender or the path, "
+                    "found by short probe runs and kept in the campaign's jobs-auto.json")
     rn.add_argument("--only", metavar="REGEX", help="only runs whose id matches REGEX")
     rn.add_argument("--force", action="store_true",
                     help="redo runs that are already complete (default: resume)")

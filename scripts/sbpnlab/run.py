@@ -219,9 +219,9 @@ def _short_plan(cfg, seed, duration):
     return {"duration_s": duration, "flows": flows}
 
 
-def execute(spec, run_dir, slot, campaign):
-    """Run spec into run_dir, with namespaces numbered slot; return meta
-    (also written to run_dir/meta.json)."""
+def execute(spec, run_dir, slot, campaign, jobs=1):
+    """Run spec into run_dir, with namespaces numbered slot, one of jobs
+    runs at once; return meta (also written to run_dir/meta.json)."""
     cfg = spec.config
     dur = cfg["scenario"]["duration_s"]
     if os.path.isdir(run_dir):
@@ -241,6 +241,7 @@ def execute(spec, run_dir, slot, campaign):
         "kernel": os.uname().release,
         # vm-run's accelerator (kvm or tcg) and the guest's vCPUs
         "vm": {"accel": os.environ.get("VM_ACCEL"), "cpus": os.cpu_count()},
+        "jobs": jobs,
         "dccp_version": None,
         "tools": tool_versions(),
         "link": {"initial_rate": initial_rate, "changes": plan,

@@ -16,6 +16,7 @@ import glob
 import json
 import os
 import random
+import shutil
 import struct
 import subprocess
 import sys
@@ -25,7 +26,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
 sys.path.insert(0, SCRIPTS)
-from sbpnlab import campaign, netlink, schedule  # noqa: E402
+from sbpnlab import autojobs, campaign, netlink, schedule  # noqa: E402
 from sbpnlab.scenario import CCID3_OPTIONS, ScenarioError, load, option_flags  # noqa: E402
 
 GOOD = """\
@@ -187,7 +188,7 @@ def campaign_resumes(tmp, good):
     complete, and each run prints a progress line with an ETA."""
     calls, real = [], campaign.execute
 
-    def fake(spec, run_dir, slot, name):
+    def fake(spec, run_dir, slot, name, jobs=1):
         calls.append(spec.id)
         os.makedirs(run_dir, exist_ok=True)
         bad = spec.id == "policy=sbpn2,rtt_ms=30,rep=01" and calls.count(spec.id) == 1
@@ -228,7 +229,7 @@ def campaign_shards_merge(tmp, good):
     whole campaign lists, and conflicting sources are refused."""
     real = campaign.execute
 
-    def fake(spec, run_dir, slot, name):
+    def fake(spec, run_dir, slot, name, jobs=1):
         os.makedirs(run_dir, exist_ok=True)
         with open(os.path.join(run_dir, "meta.json"), "w", encoding="utf-8") as f:
             f.write('{"status": "complete"}')
@@ -280,6 +281,94 @@ def campaign_shards_merge(tmp, good):
           not os.path.exists(os.path.join(tmp, "m2")), rc.stderr)
 
 
+def jobs_auto(tmp, good):
+    """--jobs auto with the probe runs replaced by figures: it takes the
+    last level whose median send lateness and minimum one-way delay stay
+    within the tolerances over the serial runs, stops at the first level
+    that fails or has a failed run, keeps its choice for a resumed
+    campaign, and the campaign's runs get the chosen jobs; the probe is
+    the first run, shortened, the original untouched."""
+    sc = load(good)
+    spec = sc.runs()[0]
+    short = autojobs.shortened(spec, 4)
+    check("jobs auto: the probe is the first run shortened, its flows with it",
+          short.config["scenario"]["duration_s"] == 4 and
+          short.config["tcp"][0]["stop_s"] == 4 and short.config["scenario"]["warmup_s"] == 2
+          and spec.config["scenario"]["duration_s"] == 10 and
+          spec.config["tcp"][0]["stop_s"] == 10 and short.id == spec.id,
+          str(short.config["scenario"]))
+
+    def probe_with(figures):
+        calls = []
+
+        def probe(spec, n, scratch, name):
+            calls.append(n)
+            got = figures[n]
+            return [got(i) if callable(got) else got for i in range(n)]
+        return probe, calls
+
+    late = {1: (3.0, 40.3), 2: (3.4, 40.4), 4: (4.9, 40.4), 6: (5.2, 40.6), 8: (9.0, 40.5)}
+    cases = [
+        ("the last level within the send lateness tolerance", late, 4, [1, 1, 2, 4, 6]),
+        ("the minimum one-way delay decides too",
+         {**late, 4: (3.1, 43.0)}, 2, [1, 1, 2, 4]),
+        ("a failed probe run stops the search",
+         {**late, 4: lambda i: None if i == 3 else (3.0, 40.3)}, 2, [1, 1, 2, 4]),
+        ("the median of a level's runs, not its worst",
+         {**late, 6: lambda i: (30.0, 40.3) if i == 0 else (4.0, 40.3)}, 6,
+         [1, 1, 2, 4, 6, 8]),
+        ("all levels pass: the most tried", {**late, 6: (4.0, 40.3), 8: (4.0, 40.3)}, 8,
+         [1, 1, 2, 4, 6, 8]),
+    ]
+    for i, (what, figures, want, want_calls) in enumerate(cases):
+        d = os.path.join(tmp, f"auto{i}")
+        os.makedirs(d)
+        probe, calls = probe_with(figures)
+        log = tempfile.TemporaryFile("w+")
+        got = autojobs.choose([spec], d, "c", cpus=2, out=log, probe=probe)
+        log.seek(0)
+        text = log.read()
+        with open(os.path.join(d, autojobs.FILE), encoding="utf-8") as f:
+            saved = json.load(f)
+        check(f"jobs auto: {what}", got == want and calls == want_calls and
+              saved["jobs"] == want and f"--jobs auto: {want}" in text,
+              f"got {got}, probed {calls}\n{text}")
+    probe, calls = probe_with(late)
+    log = tempfile.TemporaryFile("w+")
+    again = autojobs.choose([spec], os.path.join(tmp, "auto0"), "c", cpus=2, out=log,
+                            probe=probe)
+    check("jobs auto: a resumed campaign keeps its choice without probing",
+          again == 4 and calls == [], str(calls))
+    try:
+        autojobs.choose([spec], os.path.join(tmp, "auto-fail"), "c", cpus=2, out=log,
+                        probe=lambda *a: [None])
+        check("jobs auto: a failed serial probe is an error", False)
+    except autojobs.ProbeFailed as e:
+        check("jobs auto: a failed serial probe is an error", "alone failed" in str(e),
+              str(e))
+        shutil.rmtree(str(e).rsplit("left in ", 1)[1].rstrip(")"))
+
+    jobs_seen, real, real_probe = [], campaign.execute, autojobs._probe
+
+    def fake(spec, run_dir, slot, name, jobs=1):
+        jobs_seen.append(jobs)
+        os.makedirs(run_dir, exist_ok=True)
+        with open(os.path.join(run_dir, "meta.json"), "w", encoding="utf-8") as f:
+            f.write('{"status": "complete"}')
+        return {"status": "complete", "reason": None}
+
+    campaign.execute, autojobs._probe = fake, probe_with(late)[0]
+    try:
+        log = tempfile.TemporaryFile("w+")
+        campaign.run_campaign(sc, os.path.join(tmp, "auto-camp"), "c", jobs="auto", out=log)
+        log.seek(0)
+        text = log.read()
+    finally:
+        campaign.execute, autojobs._probe = real, real_probe
+    check("jobs auto: the campaign runs at the chosen concurrency",
+          jobs_seen == [4] * 12 and "12 to do, 4 at a time" in text, text[:600])
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         shipped = sorted(glob.glob(os.path.join(SCRIPTS, "scenarios", "*.toml")))
@@ -302,6 +391,7 @@ def main():
               runs[0].id == "policy=simple,rtt_ms=30,rep=01", runs[0].id)
         campaign_resumes(tmp, good)
         campaign_shards_merge(tmp, good)
+        jobs_auto(tmp, good)
         seeds = {(r.rep, r.seed) for r in runs}
         check("paired seeds: one seed per repetition, whatever the policy",
               seeds == {(1, 7), (2, 8)}, str(sorted(seeds)))
@@ -418,6 +508,10 @@ def main():
               f"{p.returncode} {first!r} {err[-300:]!r}")
         p = subprocess.run(cli + ["run", good, "--jobs", "0"], capture_output=True, text=True)
         check("sbpn-lab run --jobs 0 exits 2", p.returncode == 2, p.stderr)
+        p = subprocess.run(cli + ["run", good, "--jobs", "many"], capture_output=True,
+                           text=True)
+        check("sbpn-lab run --jobs many exits 2 naming auto", p.returncode == 2 and
+              "or auto" in p.stderr, p.stderr)
         p = subprocess.run(cli + ["report", "--help"], capture_output=True, text=True)
         check("sbpn-lab report: its help, or a clear 'unavailable' (exit 1)",
               (p.returncode == 0 and "usage: sbpn-lab report" in p.stdout) or
