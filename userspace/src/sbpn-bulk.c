@@ -260,20 +260,6 @@ static int source(void)
 			written += (uint64_t)n;
 		}
 	}
-	/* and the last block too, if the buffer drains within a second */
-	while (!stop_signal && written % cfg.write_bytes) {
-		struct pollfd p = { .fd = fd, .events = POLLOUT };
-		uint64_t off = written % cfg.write_bytes;
-		ssize_t n;
-
-		if (poll(&p, 1, 1000) <= 0 || !(p.revents & POLLOUT))
-			break;
-		n = send(fd, buf + off, cfg.write_bytes - off, MSG_NOSIGNAL);
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			die("send");
-		if (n > 0)
-			written += (uint64_t)n;
-	}
 	sample(&rec, fd, written);
 	if (stop_signal)
 		rec_trailer(&rec, "interrupted", "%s", sigabbrev_np(stop_signal));
