@@ -48,6 +48,17 @@ def _now_utc():
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
+def _clocksource():
+    """The kernel's clocksource (under TCG the TSC only with tsc=reliable,
+    else the HPET: see scripts/vm-run), or None if it cannot be read."""
+    try:
+        with open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+                  encoding="ascii") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
 def _first_line(argv):
     try:
         p = subprocess.run(argv, capture_output=True, text=True, timeout=30)
@@ -249,8 +260,9 @@ def execute(spec, run_dir, slot, campaign, jobs=1):
         "seed": spec.seed,
         "config": cfg,
         "kernel": os.uname().release,
-        # vm-run's accelerator (kvm or tcg) and the guest's vCPUs
-        "vm": {"accel": os.environ.get("VM_ACCEL"), "cpus": os.cpu_count()},
+        # vm-run's accelerator (kvm or tcg), the guest's vCPUs and clock
+        "vm": {"accel": os.environ.get("VM_ACCEL"), "cpus": os.cpu_count(),
+               "clocksource": _clocksource()},
         "jobs": jobs,
         "dccp_version": None,
         "tools": tool_versions(),

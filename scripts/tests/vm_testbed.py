@@ -7,7 +7,8 @@
 Three short runs through `sbpn-lab run`, then checks on their results:
   path:   UDP CBR over 20 ms / 30 ms one-way delays and 10 % loss: the
           smallest one-way delay is the forward delay (+10 ms), the loss
-          rate is 10 % +- 5 %;
+          rate is 10 % +- 5 %, and meta.json names the guest's clocksource
+          (the TSC if vm-run passed tsc=reliable);
   tcp:    two TCP Reno flows at 1 Mbit/s, 40 + 40 ms: together they carry
           no more than the link and at least 70 % of it, the bottleneck
           queue overflows, and their smallest RTT is at least 80 ms and at
@@ -116,6 +117,14 @@ def check_path(rdir, meta):
     loss = 100 * (sent - len(r.rows)) / sent if sent else -1
     check("path: loss rate 10 % +- 5", 5 <= loss <= 15,
           f"{sent} sent, {len(r.rows)} received: {loss:.1f} % lost")
+    with open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+              encoding="ascii") as f:
+        now = f.read().strip()
+    with open("/proc/cmdline", encoding="ascii") as f:
+        want = "tsc" if "tsc=reliable" in f.read().split() else now
+    check("path: meta.json names the guest's clocksource (tsc with tsc=reliable)",
+          meta["vm"].get("clocksource") == now == want,
+          f"meta {meta['vm'].get('clocksource')}, kernel {now}, expected {want}")
 
 
 def check_tcp(rdir, meta):
@@ -195,7 +204,7 @@ def check_handshake(tmp):
 
 
 def main():
-    labtest.start(13)
+    labtest.start(14)
     tmp = tempfile.mkdtemp(prefix="vm_testbed-")
     out = os.path.join(os.environ.get("VM_OUT", tmp), "vm_testbed")
     shutil.rmtree(out, ignore_errors=True)
@@ -203,7 +212,7 @@ def main():
         f.write("# sbpn-trace 1\n")
         for i in range(round(16 / FLOOD_GAP_S)):
             f.write(f"{i * FLOOD_GAP_S:.6f} {FLOOD_BYTES} data - 0\n")
-    for name, fn, n in (("path", check_path, 2), ("tcp", check_tcp, 5),
+    for name, fn, n in (("path", check_path, 3), ("tcp", check_tcp, 5),
                         ("square", check_square, 2)):
         rdir, meta = labtest.run(tmp, out, name, SCENARIOS[name])
         labtest.checked(name, fn, rdir, meta, n)
