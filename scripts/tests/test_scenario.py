@@ -223,6 +223,14 @@ def campaign_resumes(tmp, good):
           "11 already complete, 1 to do" in text2, text2[:300])
 
 
+def fake_complete_run(run_dir):
+    """What campaign.execute() leaves of a run that completed, and returns."""
+    os.makedirs(run_dir, exist_ok=True)
+    with open(os.path.join(run_dir, "meta.json"), "w", encoding="utf-8") as f:
+        f.write('{"status": "complete"}')
+    return {"status": "complete", "reason": None}
+
+
 def campaign_shards_merge(tmp, good):
     """Two shards run apart (execute() replaced) and merged: every
     repetition whole in one shard, the merged campaign.json lists what the
@@ -230,10 +238,7 @@ def campaign_shards_merge(tmp, good):
     real = campaign.execute
 
     def fake(spec, run_dir, slot, name, jobs=1):
-        os.makedirs(run_dir, exist_ok=True)
-        with open(os.path.join(run_dir, "meta.json"), "w", encoding="utf-8") as f:
-            f.write('{"status": "complete"}')
-        return {"status": "complete", "reason": None}
+        return fake_complete_run(run_dir)
 
     text = open(good, encoding="utf-8").read().replace("repetitions = 2", "repetitions = 3")
     sc = load(write(tmp, text, "shards.toml"))
@@ -348,14 +353,17 @@ def jobs_auto(tmp, good):
               str(e))
         shutil.rmtree(str(e).rsplit("left in ", 1)[1].rstrip(")"))
 
+    # The same p99 as stats.py's send_late_p99_ms (numpy's linear
+    # interpolation), not the nearest rank (which would give 4).
+    p99 = autojobs._percentile([4, 1, 3, 2], 99)
+    check("jobs auto: send lateness p99 interpolates as the report's does",
+          abs(p99 - 3.97) < 1e-9, str(p99))
+
     jobs_seen, real, real_probe = [], campaign.execute, autojobs._probe
 
     def fake(spec, run_dir, slot, name, jobs=1):
         jobs_seen.append(jobs)
-        os.makedirs(run_dir, exist_ok=True)
-        with open(os.path.join(run_dir, "meta.json"), "w", encoding="utf-8") as f:
-            f.write('{"status": "complete"}')
-        return {"status": "complete", "reason": None}
+        return fake_complete_run(run_dir)
 
     campaign.execute, autojobs._probe = fake, probe_with(late)[0]
     try:
