@@ -27,10 +27,12 @@
  *    CCIDs (DCCP_SOCKOPT_TX_CCID) or never a CCID error (CCID 3 refuses the
  *    empty datagrams the test sends);
  *  - the modules cannot be unloaded, or DCCP slab caches outlive them;
- *  - skbuff_head_cache does not return near its size before the first round.
+ *  - skbuff_head_cache does not return near its size before the first round;
+ *  - with -c or -u, the time budget ran out before the calls or unload
+ *    cycles asked for were made.
  *
- * Usage: dccp_stress [-3] [-s SEED] [-t SECONDS] [-r ROUND_SECONDS] [-n SOCKETS]
- *                    [-j THREADS]
+ * Usage: dccp_stress [-s SEED] [-t SECONDS] [-r ROUND_SECONDS] [-n SOCKETS]
+ *                    [-j THREADS] [-c CALLS] [-u CYCLES]
  * Prints KTAP (one result per round) and the totals: sendmsg calls by result,
  * sockets opened and closed, module unload cycles.  Exit 0 pass, 1 fail,
  * 4 skip (not root, or no DCCP).
@@ -76,14 +78,9 @@ static unsigned int cfg_duration = 30;	/* seconds, all rounds */
 static unsigned int cfg_round = 4;	/* seconds of sending per round */
 static unsigned int cfg_sockets = 32;
 static unsigned int cfg_threads = 4;
-/*
- * -3: also open CCID 3 sockets.  Off by default: under this load, closed
- * CCID 3 connections kept 22-30 references on dccp_ipv6 for 30 s to more
- * than 2 min after everything was closed, so the round's unload failed in
- * 2 of 4 runs in the VM; until that is understood (a leak or a long
- * timer), make check runs CCID 2 and the long tier passes -3.
- */
-static bool cfg_ccid3;
+/* With -c and -u, rounds go on until both are reached (or the budget ends) */
+static uint64_t cfg_calls;	/* sendmsg and setsockopt calls, all rounds */
+static uint64_t cfg_cycles;	/* module unload cycles */
 
 static char ns_a[32], ns_b[32];	/* sender and receiver namespaces */
 static int ns_self = -1, ns_fd_a = -1, ns_fd_b = -1;
@@ -329,7 +326,7 @@ static void slot_open(struct slot *sl, uint64_t *s)
 		setup_error("DCCP_SOCKOPT_QPOLICY_ID", policy);
 	if (setopt(fd, DCCP_SOCKOPT_QPOLICY_TXQLEN, random_txqlen(s)))
 		setup_error("DCCP_SOCKOPT_QPOLICY_TXQLEN", policy);
-	if (set_ccid(fd, cfg_ccid3 && below(s, 2) ? 3 : 2))
+	if (set_ccid(fd, below(s, 2) ? 3 : 2))
 		setup_error("DCCP_SOCKOPT_CCID", policy);
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
 		setup_error("SO_SNDTIMEO", policy);
@@ -671,10 +668,8 @@ static unsigned int dccp_slabs_left(void)
 
 /*
  * What `modprobe -r dccp_diag dccp_ipv6 dccp_ipv4 dccp` does, without an exec
- * per try: sockets of a deleted namespace go away in a workqueue, and closed
- * CCID 3 connections hold their module references for tens of seconds (in
- * the VM: 38 references, 30 of them for 30-40 s after the close, then all
- * at once; once more than 60 s), so retry for up to 2 min.
+ * per try: the sockets of a deleted namespace, TIME-WAIT ones included, go
+ * away only when a workqueue dismantles it, so retry for up to 2 min.
  */
 static bool modules_unload(void)
 {
@@ -717,7 +712,7 @@ static bool run_round(unsigned int round, long skb_baseline)
 {
 	struct worker workers[MAX_THREADS];
 	unsigned int mode, i, before = failures;
-	uint64_t s = rnd_seed(round, 0xFFFF), start = now_ns(), end, half;
+	uint64_t s = rnd_seed(round, 0xFFFF), start = now_ns(), end, half, unload;
 	pthread_t receiver;
 	bool b_gone = false;
 
@@ -793,6 +788,7 @@ static bool run_round(unsigned int round, long skb_baseline)
 	close(ns_fd_a);
 	net_down();
 
+	unload = now_ns();
 	if (!modules_unload()) {
 		fail("round %u: the DCCP modules cannot be unloaded", round);
 	} else {
@@ -802,22 +798,25 @@ static bool run_round(unsigned int round, long skb_baseline)
 	}
 	if (!skbs_back(skb_baseline))
 		fail("round %u: %s did not shrink back", round, SKB_SLAB);
-	printf("# round %u: %s, %.1f s\n", round,
+	printf("# round %u: %s, %.1f s (unload and checks %.1f s)\n", round,
 	       mode == 0 ? "link flaps" : mode == 1 ? "peer namespace deleted" : "plain",
-	       (now_ns() - start) / 1e9);
+	       (now_ns() - start) / 1e9, (now_ns() - unload) / 1e9);
 	return failures == before;
 }
 
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-3] [-s SEED] [-t SECONDS] [-r ROUND_SECONDS] [-n SOCKETS] [-j THREADS]\n"
-		"  -3  also CCID 3 sockets (half of them)\n"
+		"usage: %s [-s SEED] [-t SECONDS] [-r ROUND_SECONDS] [-n SOCKETS] [-j THREADS]\n"
+		"          [-c CALLS] [-u CYCLES]\n"
 		"  -s  seed of all random choices (default 1)\n"
 		"  -t  time budget of all rounds in seconds (default 30)\n"
 		"  -r  seconds of sending per round (default 4)\n"
 		"  -n  client sockets (default 32, at most %d)\n"
-		"  -j  sending threads, sharing the sockets (default 4, at most %d)\n",
+		"  -j  sending threads, sharing the sockets (default 4, at most %d)\n"
+		"  -c  run rounds until this many sendmsg/setsockopt calls were made\n"
+		"  -u  and until the modules were unloaded this many times\n"
+		"      (with -c or -u, failing if the budget ends first)\n",
 		prog, MAX_SOCKETS, MAX_THREADS);
 	exit(KSFT_FAIL);
 }
@@ -826,7 +825,7 @@ static void parse_opts(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "3s:t:r:n:j:")) != -1) {
+	while ((c = getopt(argc, argv, "s:t:r:n:j:c:u:")) != -1) {
 		switch (c) {
 		case 's':
 			cfg_seed = strtoul(optarg, NULL, 0);
@@ -843,8 +842,11 @@ static void parse_opts(int argc, char **argv)
 		case 'j':
 			cfg_threads = strtoul(optarg, NULL, 0);
 			break;
-		case '3':
-			cfg_ccid3 = true;
+		case 'c':
+			cfg_calls = strtoull(optarg, NULL, 0);
+			break;
+		case 'u':
+			cfg_cycles = strtoull(optarg, NULL, 0);
 			break;
 		default:
 			usage(argv[0]);
@@ -853,6 +855,25 @@ static void parse_opts(int argc, char **argv)
 	if (!cfg_round || !cfg_sockets || cfg_sockets > MAX_SOCKETS ||
 	    !cfg_threads || cfg_threads > MAX_THREADS)
 		usage(argv[0]);
+}
+
+/* sendmsg and setsockopt calls of the workers so far (between rounds) */
+static uint64_t total_calls(void)
+{
+	uint64_t n = 0;
+	unsigned int i, e;
+
+	for (i = 0; i < cfg_threads; i++) {
+		for (e = 0; e <= MAX_ERRNO; e++)
+			n += worker_counts[i].send_errno[e];
+		n += worker_counts[i].txqlen_changes;
+	}
+	return n;
+}
+
+static bool goals_met(void)
+{
+	return total_calls() >= cfg_calls && unload_cycles >= cfg_cycles;
 }
 
 static void print_totals(unsigned int rounds)
@@ -905,10 +926,10 @@ static void print_totals(unsigned int rounds)
 	if (setup_errors + sum.setopt_errors)
 		fail("%llu setsockopt calls the test relies on failed",
 		     (unsigned long long)(setup_errors + sum.setopt_errors));
-	if (!sum.tx_ccid[2] || (cfg_ccid3 && !sum.tx_ccid[3]))
+	if (!sum.tx_ccid[2] || !sum.tx_ccid[3])
 		fail("not every CCID asked for ran: %llu checks on CCID 2, %llu on CCID 3",
 		     (unsigned long long)sum.tx_ccid[2], (unsigned long long)sum.tx_ccid[3]);
-	if (cfg_ccid3 && !sum.ccid_err)
+	if (!sum.ccid_err)
 		fail("no CCID error although CCID 3 refuses the empty datagrams sent");
 }
 
@@ -921,6 +942,7 @@ int main(int argc, char **argv)
 {
 	uint64_t start, budget, longest = 0;
 	unsigned int round = 0, i;
+	bool goals;
 	long skb_baseline;
 	bool ok;
 
@@ -960,10 +982,11 @@ int main(int argc, char **argv)
 	/* Setting up and tearing down a round (namespace cleanup, above all)
 	 * takes longer than its sending time under TCG: start another round
 	 * only if one as long as the longest so far still fits the budget.
-	 * One always runs.
+	 * One always runs.  With goals (-c, -u), stop as soon as they are met.
 	 */
 	start = now_ns();
 	budget = cfg_duration * NSEC_PER_SEC;
+	goals = cfg_calls || cfg_cycles;
 	do {
 		uint64_t t = now_ns();
 
@@ -972,9 +995,14 @@ int main(int argc, char **argv)
 		ksft_test_result(ok, "round %u\n", round);
 		if (now_ns() - t > longest)
 			longest = now_ns() - t;
-	} while (now_ns() - start + longest <= budget);
+	} while ((!goals || !goals_met()) && now_ns() - start + longest <= budget);
 
 	print_totals(round);
+	if (goals && !goals_met())
+		fail("goals not met in %u s: %llu of %llu calls, %llu of %llu unload cycles",
+		     cfg_duration, (unsigned long long)total_calls(),
+		     (unsigned long long)cfg_calls, (unsigned long long)unload_cycles,
+		     (unsigned long long)cfg_cycles);
 	printf("1..%u\n", round);
 	return failures ? KSFT_FAIL : KSFT_PASS;
 }
