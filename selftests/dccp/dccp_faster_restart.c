@@ -96,27 +96,14 @@ FIXTURE_VARIANT_ADD(path, decayed) {
 	.faster_restart = 1, .decay_ms = DECAY_MS, .quadruples = 0
 };
 
-static int read_decay_ms(void)
-{
-	FILE *f = fopen(DECAY_PARAM, "r");
-	int v = -1;
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
 FIXTURE_SETUP(path)
 {
 	self->decay_ms = -1;
 	if (variant->decay_ms) {
-		self->decay_ms = read_decay_ms();
+		self->decay_ms = dt_read_int(DECAY_PARAM);
 		ASSERT_LT(0, self->decay_ms);
 		dt_sh(_metadata, "echo %d > " DECAY_PARAM, variant->decay_ms);
-		ASSERT_EQ(variant->decay_ms, read_decay_ms());
+		ASSERT_EQ(variant->decay_ms, dt_read_int(DECAY_PARAM));
 	}
 	snprintf(self->a, sizeof(self->a), "frA-%d", getpid());
 	snprintf(self->b, sizeof(self->b), "frB-%d", getpid());

@@ -25,19 +25,6 @@
 #define MSGS		20
 #define REFCNT		"/sys/module/dccp_ipv4/refcnt"
 
-static int refcnt(void)
-{
-	FILE *f = fopen(REFCNT, "r");
-	int v = -1;
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
 TEST(ccid3_idle_sender)
 {
 	static char msg[DT_PAYLOAD], buf[DT_MAX_PAYLOAD];
@@ -55,7 +42,7 @@ TEST(ccid3_idle_sender)
 	dt_veth_pair(_metadata, a, b);
 	dt_sh(_metadata, "ip -n %s route replace 10.9.0.0/24 dev va src 10.9.0.1 rto_min %ds",
 	      a, RTO_MIN_S);
-	before = refcnt();
+	before = dt_read_int(REFCNT);
 	ASSERT_LE(0, before);
 
 	dt_netns_switch(_metadata, b);
@@ -75,7 +62,7 @@ TEST(ccid3_idle_sender)
 		dt_sleep_ms(20);
 	}
 	TH_LOG("t_RTO %u us, t_ipi %u us, X %llu B/s; dccp_ipv4 refcnt %d before, %d open",
-	       ti.rto_us, ti.ipi_us, (unsigned long long)ti.x >> 6, before, refcnt());
+	       ti.rto_us, ti.ipi_us, (unsigned long long)ti.x >> 6, before, dt_read_int(REFCNT));
 	/* otherwise the nofeedback timer may be short and the test proves nothing */
 	ASSERT_LE(RTO_MIN_S * 1000000U, ti.rto_us);
 	while (recv(afd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
@@ -90,7 +77,7 @@ TEST(ccid3_idle_sender)
 	dt_veth_pair_del(_metadata, a, b);
 
 	start = dt_now_ns();
-	while ((now = refcnt()) > before && dt_now_ns() - start < WAIT_S * 1000 * NSEC_PER_MSEC)
+	while ((now = dt_read_int(REFCNT)) > before && dt_now_ns() - start < WAIT_S * 1000 * NSEC_PER_MSEC)
 		dt_sleep_ms(100);
 	TH_LOG("dccp_ipv4 refcnt %d after %llu ms", now,
 	       (unsigned long long)((dt_now_ns() - start) / NSEC_PER_MSEC));

@@ -66,6 +66,20 @@ static inline void dt_sleep_ms(unsigned int ms)
 	nanosleep(&ts, NULL);
 }
 
+/* The integer in @path (a sysfs file, say), or -1 if it cannot be read. */
+static inline int dt_read_int(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int v = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
 /* Run a shell command; fail the test if it does not exit 0. */
 static inline void dt_sh(struct __test_metadata *_metadata, const char *fmt, ...)
 {
