@@ -19,11 +19,12 @@ POLICIES = ("simple", "prio", "sbpn1", "sbpn2", "sbpn3")
 # A sweep "policy" may also name another transport for the media flows.
 SWEEP_POLICIES = POLICIES + ("udp", "tcp")
 # Per-socket options of a CCID 3 media flow, each with the suffix that marks
-# it in a row label ("sbpn2+sp+pd"); predict, last_rtt, owd and edf only
-# change the SBPN policies (the only ones that judge expiry).
+# it in a row label ("sbpn2+sp+pd"); predict, last_rtt, owd, edf and newest
+# only change the SBPN policies (the only ones that judge expiry).
 CCID3_OPTIONS = {"faster_restart": "fr", "size_pacing": "sp", "predict": "pd",
-                 "last_rtt": "lr", "owd": "owd", "edf": "edf"}
-SBPN_ONLY = ("predict", "last_rtt", "owd", "edf")
+                 "last_rtt": "lr", "owd": "owd", "edf": "edf",
+                 "newest": "nf"}
+SBPN_ONLY = ("predict", "last_rtt", "owd", "edf", "newest")
 
 
 def option_flags(media):
@@ -262,7 +263,7 @@ def _check_media(c, entries, duration, base):
         c.table(m, k, {"name", "source", "model", "trace", "transport", "policy", "ccid",
                        "tx_qlen", "lifetime_ms", "start_s", "faster_restart",
                        "size_pacing", "predict", "last_rtt",
-                       "owd", "edf", "silence_suppression"})
+                       "owd", "edf", "newest", "silence_suppression"})
         e = {
             "name": c.string(m, k + ("name",), f"flow{i}"),
             "source": c.choice(m, k + ("source",), "ekiga", ("ekiga", "cbr", "trace")),
@@ -278,11 +279,14 @@ def _check_media(c, entries, duration, base):
             "last_rtt": c.boolean(m, k + ("last_rtt",), False),
             "owd": c.boolean(m, k + ("owd",), False),
             "edf": c.boolean(m, k + ("edf",), False),
+            "newest": c.boolean(m, k + ("newest",), False),
             "silence_suppression": c.boolean(m, k + ("silence_suppression",), False),
         }
         for opt in CCID3_OPTIONS:
             if e[opt] and (e["transport"], e["ccid"]) != ("dccp", 3):
                 c.fail(k + (opt,), "false unless transport = 'dccp' and ccid = 3", True)
+        if e["edf"] and e["newest"]:
+            c.fail(k + ("newest",), "false while edf is true (two send orders)", True)
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", e["name"]) or e["name"] in names:
             c.fail(k + ("name",), "a unique name of letters, digits, _ and - (1-32)",
                    e["name"])
@@ -313,6 +317,7 @@ SWEEP_KEYS = {
     "last_rtt": lambda c, s, k: c.boolean(s, k, None),
     "owd": lambda c, s, k: c.boolean(s, k, None),
     "edf": lambda c, s, k: c.boolean(s, k, None),
+    "newest": lambda c, s, k: c.boolean(s, k, None),
     "rtt_ms": lambda c, s, k: c.number(s, k, None, 0, 20000),
     "rate": lambda c, s, k: c.rate(s, k),
     "loss_pct": lambda c, s, k: c.number(s, k, None, 0, 100),
@@ -447,4 +452,11 @@ def load(path):
     sweep = _check_sweep(c, raw.get("sweep", {}))
     if "initcwnd" in sweep and not config["short_tcp"]:
         c.fail(("sweep", "initcwnd"), "[[short_tcp]] groups for it to set (there are none)")
+    for m in config["media"]:
+        edf = sweep.get("edf", [m["edf"]])
+        newest = sweep.get("newest", [m["newest"]])
+        if True in edf and True in newest:
+            key = "newest" if "newest" in sweep else "edf"
+            c.fail(("sweep", key), "no run with both edf and newest true (two send orders)",
+                   sweep[key])
     return Scenario(path, raw, config, sweep)

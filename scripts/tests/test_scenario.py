@@ -118,6 +118,11 @@ BAD = [
     ("initcwnd sweep without short flows",
      GOOD.replace("rtt_ms = [30, 150]", "initcwnd = [3, 10]"),
      ["field 'sweep.initcwnd'", "[[short_tcp]]"]),
+    ("edf and newest", GOOD.replace('name = "a"', 'name = "a"\nedf = true\nnewest = true'),
+     [":19:", "field 'media[0].newest'", "edf"]),
+    ("edf and newest swept", GOOD.replace("rtt_ms = [30, 150]",
+                                          "edf = [false, true]\nnewest = [false, true]"),
+     [":26:", "field 'sweep.newest'", "both edf and newest"]),
 ]
 
 results = []

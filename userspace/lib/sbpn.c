@@ -210,6 +210,16 @@ int sbpn_get_edf(int fd, int *on)
 	return get_int(fd, DCCP_SOCKOPT_QPOLICY_EDF, on);
 }
 
+int sbpn_set_newest(int fd, int on)
+{
+	return set_int(fd, DCCP_SOCKOPT_QPOLICY_NEWEST, on);
+}
+
+int sbpn_get_newest(int fd, int *on)
+{
+	return get_int(fd, DCCP_SOCKOPT_QPOLICY_NEWEST, on);
+}
+
 int sbpn_set_ccid(int fd, uint8_t ccid)
 {
 	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID, &ccid, sizeof(ccid));

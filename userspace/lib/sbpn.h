@@ -140,6 +140,14 @@ int sbpn_get_owd(int fd, int *on);
  */
 int sbpn_set_edf(int fd, int on);
 int sbpn_get_edf(int fd, int *on);
+/*
+ * Send the packets of a priority newest first; a full queue gives up the
+ * oldest of the lowest priority (DCCP_SOCKOPT_QPOLICY_NEWEST), on is 0 or 1;
+ * any time, but not together with EDF (EINVAL).  ENOPROTOOPT when the kernel
+ * lacks it.
+ */
+int sbpn_set_newest(int fd, int on);
+int sbpn_get_newest(int fd, int *on);
 
 /*
  * Drop notices (DCCP_SOCKOPT_QPOLICY_NOTIFY): each packet the queueing

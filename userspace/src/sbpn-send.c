@@ -48,7 +48,8 @@ static struct {
 	double duration_s;		/* <0: model's */
 	double lifetime_ms;		/* <0: model's */
 	uint64_t seed;
-	bool silence, dry_run, stats, faster_restart, size_pacing, predict, last_rtt, owd, edf;
+	bool silence, dry_run, stats, faster_restart, size_pacing, predict, last_rtt, owd, edf,
+	     newest;
 	uint64_t cc_interval_ms, linger_ms;
 	long flow_id;			/* -1: hash of the flow name */
 } cfg = {
@@ -88,6 +89,8 @@ static void usage(FILE *f)
 "                         not RTT/2 (DCCP_SOCKOPT_QPOLICY_OWD)\n"
 "  --edf                  SBPN sends the earliest expiry first, priority decides\n"
 "                         only what a full queue drops (DCCP_SOCKOPT_QPOLICY_EDF)\n"
+"  --newest               SBPN sends each priority's newest packet first, a full\n"
+"                         queue drops its oldest (DCCP_SOCKOPT_QPOLICY_NEWEST)\n"
 "  --lifetime-ms MS       expiry = creation + MS; 0 = none (default: model's 200)\n"
 "  --silence-suppression  no audio during quiet phases of the call pattern\n"
 "  --cc-log FILE          sample CCID state and qpolicy counters (DCCP only)\n"
@@ -134,6 +137,7 @@ static void parse_args(int argc, char **argv)
 	enum { O_TRANSPORT = 256, O_TO, O_OUT, O_FLOW, O_FLOWID, O_SOURCE, O_MODEL,
 	       O_TRACE, O_DURATION, O_SEED, O_POLICY, O_CCID, O_QLEN, O_LIFE,
 	       O_SILENCE, O_CCLOG, O_CCINT, O_LINGER, O_DRY, O_STATS, O_FR, O_SP, O_PREDICT, O_LAST_RTT, O_OWD, O_EDF,
+	       O_NEWEST,
 	       O_NOTICES,
 	       O_HELP };
 	static const struct option opts[] = {
@@ -156,6 +160,7 @@ static void parse_args(int argc, char **argv)
 		{ "last-rtt", no_argument, 0, O_LAST_RTT },
 		{ "owd", no_argument, 0, O_OWD },
 		{ "edf", no_argument, 0, O_EDF },
+		{ "newest", no_argument, 0, O_NEWEST },
 		{ "lifetime-ms", required_argument, 0, O_LIFE },
 		{ "silence-suppression", no_argument, 0, O_SILENCE },
 		{ "cc-log", required_argument, 0, O_CCLOG },
@@ -211,6 +216,7 @@ static void parse_args(int argc, char **argv)
 		case O_LAST_RTT: cfg.last_rtt = true; break;
 		case O_OWD: cfg.owd = true; break;
 		case O_EDF: cfg.edf = true; break;
+		case O_NEWEST: cfg.newest = true; break;
 		case O_CCLOG: cfg.cc_log = optarg; break;
 		case O_NOTICES: cfg.notices = optarg; break;
 		case O_CCINT:
@@ -240,11 +246,13 @@ static void parse_args(int argc, char **argv)
 	if (cfg.transport != TR_DCCP &&
 	    (cfg.policy != SBPN_POLICY_SIMPLE || cfg.tx_qlen >= 0 || cfg.cc_log ||
 	     cfg.faster_restart || cfg.size_pacing || cfg.predict || cfg.last_rtt ||
-	     cfg.owd || cfg.edf || cfg.notices))
+	     cfg.owd || cfg.edf || cfg.newest || cfg.notices))
 		die_usage("--policy, --tx-qlen, --faster-restart, --size-pacing, --predict, "
-			  "--last-rtt, --owd, --edf, --cc-log and --notices need "
+			  "--last-rtt, --owd, --edf, --newest, --cc-log and --notices need "
 			  "--transport dccp (transport is %s)",
 			  transport_name(cfg.transport));
+	if (cfg.edf && cfg.newest)
+		die_usage("--edf and --newest are two send orders: give %s", "one");
 	if ((cfg.cc_log || cfg.notices) && cfg.dry_run)
 		die_usage("%s", "--cc-log and --notices need a connection, not --dry-run");
 	if (cfg.policy >= SBPN_POLICY_SBPN1 && !sbpn_policy_built(cfg.policy)) {
@@ -340,6 +348,8 @@ static int open_socket(void)
 			  "DCCP_SOCKOPT_QPOLICY_OWD", "DCCP modules" },
 			{ cfg.edf, sbpn_set_edf, "--edf",
 			  "DCCP_SOCKOPT_QPOLICY_EDF", "DCCP modules" },
+			{ cfg.newest, sbpn_set_newest, "--newest",
+			  "DCCP_SOCKOPT_QPOLICY_NEWEST", "DCCP modules" },
 		};
 		uint32_t svc = htonl(SERVICE_CODE);
 
@@ -552,7 +562,7 @@ int main(int argc, char **argv)
 	size_t nlate = 0, nwake = 0, n_ok = 0, n_eagain = 0, n_err = 0, sent_upto = 0;
 	uint64_t start, next_cc, life_ns;
 	unsigned int cmsgs = 0, qlen = 0;
-	int fr = 0, sp = 0, pd = 0, lr = 0, ow = 0, ed = 0;
+	int fr = 0, sp = 0, pd = 0, lr = 0, ow = 0, ed = 0, nw = 0;
 	uint32_t cbr_payload = 0;
 	uint16_t flow_id;
 	int fd = -1, rc = 0;
@@ -611,6 +621,8 @@ int main(int argc, char **argv)
 				ow = 0;
 			if (sbpn_get_edf(fd, &ed))
 				ed = 0;
+			if (sbpn_get_newest(fd, &nw))
+				nw = 0;
 		}
 	} else if (cfg.transport == TR_DCCP) {
 		cmsgs = sbpn_policy_cmsgs(cfg.policy);
@@ -621,6 +633,7 @@ int main(int argc, char **argv)
 		lr = cfg.last_rtt;
 		ow = cfg.owd;
 		ed = cfg.edf;
+		nw = cfg.newest;
 	}
 	buf = calloc(1, SBPN_MAX_PAYLOAD);
 	late = calloc(s.n ? s.n : 1, sizeof(*late));
@@ -648,6 +661,7 @@ int main(int argc, char **argv)
 		rec_meta(&rec, "last_rtt", "%d", lr);
 		rec_meta(&rec, "owd", "%d", ow);
 		rec_meta(&rec, "edf", "%d", ed);
+		rec_meta(&rec, "newest", "%d", nw);
 	} else {
 		rec_meta(&rec, "policy", "none");
 		rec_meta(&rec, "ccid", "none");
@@ -658,6 +672,7 @@ int main(int argc, char **argv)
 		rec_meta(&rec, "last_rtt", "none");
 		rec_meta(&rec, "owd", "none");
 		rec_meta(&rec, "edf", "none");
+		rec_meta(&rec, "newest", "none");
 	}
 	rec_meta(&rec, "source", "%s", cfg.source);
 	rec_meta(&rec, "seed", "%llu", (unsigned long long)cfg.seed);

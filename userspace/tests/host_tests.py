@@ -444,6 +444,9 @@ def cli_help_and_usage_errors():
                  ["--transport", "udp", "--policy", "prio", "--dry-run", "--out", "x", "--flow", "f"]):
         p = run([SEND, *args])
         check(p.returncode == 2, f"sbpn-send {args}: rc {p.returncode}, want 2")
+    p = run([SEND, "--edf", "--newest", "--dry-run", "--out", f"{TMP}/en.tsv", "--flow", "f"])
+    check(p.returncode == 2 and "two send orders" in p.stderr,
+          f"sbpn-send --edf --newest: rc {p.returncode}: {p.stderr}")
     p = run([RECV, "--listen", "nonsense", "--out", f"{TMP}/r.tsv"])
     check(p.returncode == 2, f"sbpn-recv bad --listen: rc {p.returncode}")
 
