@@ -35,7 +35,8 @@ NOT_RUN_LISTED = 5
 MAIN_COLUMNS = (("audio", "on_time_frac", "audio on time %"),
                 ("audio", "received_frac", "audio received %"),
                 ("video", "on_time_frac", "video on time %"),
-                ("video", "received_frac", "video received %"))
+                ("video", "received_frac", "video received %"),
+                ("video", "frames_on_time_frac", "video frames on time %"))
 
 
 def add_arguments(parser):
@@ -373,6 +374,7 @@ def comparison_tables(key, rows, baseline, buffer_ms):
 # The headline's metrics: (metric, scale, unit, what it is)
 HEADLINE = (("audio.on_time_frac", 100, "points", "audio on time"),
             ("video.on_time_frac", 100, "points", "video on time"),
+            ("video.frames_on_time_frac", 100, "points", "whole video frames on time"),
             ("tcp.goodput_kbps", 1, "kbit/s", "competing TCP goodput"))
 
 

@@ -305,15 +305,25 @@ def read_short_flows(path, t0_ns):
 # ---- per run and class ------------------------------------------------------
 
 def delivery(flow, cls, warmup_s):
-    """Counts and fractions of the class's scheduled packets after warm-up."""
+    """Counts and fractions of the class's scheduled packets after warm-up;
+    the bytes on time; and its frames, the packets planned for one instant
+    (the pieces of one video frame, one audio packet each), and those whose
+    every piece is on time."""
     sel = flow.select(cls, warmup_s)
     got = sel & ~np.isnan(flow.recv)
     on_time = got & (flow.recv <= flow.expiry)
     n = int(sel.sum())
+    _, frame = np.unique(flow.planned[sel], return_inverse=True)
+    pieces = np.bincount(frame)
+    whole = int((np.bincount(frame, weights=on_time[sel]) == pieces).sum())
+    bits = flow.bits[sel].sum()
     return {"scheduled": n, "accepted": int((sel & flow.accepted).sum()),
             "received": int(got.sum()), "on_time": int(on_time.sum()),
             "received_frac": got.sum() / n if n else math.nan,
-            "on_time_frac": on_time.sum() / n if n else math.nan}
+            "on_time_frac": on_time.sum() / n if n else math.nan,
+            "bytes_on_time_frac": flow.bits[on_time].sum() / bits if bits else math.nan,
+            "frames": len(pieces), "frames_on_time": whole,
+            "frames_on_time_frac": whole / len(pieces) if len(pieces) else math.nan}
 
 
 def delays(flow, cls, warmup_s):

@@ -218,6 +218,27 @@ def on_time_after_warmup():
 
 
 @test
+def frames_and_bytes_on_time():
+    # Ten video frames 100 ms apart, each cut into 1026 + 1026 + 300 bytes
+    # planned for the same instant.  Frame 2's small piece arrives late and
+    # frame 5's first piece is lost: 8 of 10 frames whole and on time, 28 of
+    # 30 pieces, and all bytes but 300 + 1026.
+    packets = [("video", size, f * 0.1, "ok") for f in range(10) for size in (1026, 1026, 300)]
+    delays = {i: 0.030 for i in range(30)}
+    delays[3 * 2 + 2] = 0.250
+    del delays[3 * 5]
+    got = stats.delivery(flow_of(packets, delays), "video", 0)
+    check(got["frames"] == 10 and got["frames_on_time"] == 8 and
+          close(got["frames_on_time_frac"], 0.8), f"frames {got}")
+    check(close(got["on_time_frac"], 28 / 30), f"packets {got}")
+    check(close(got["bytes_on_time_frac"], 1 - 1326 / (10 * 2352)), f"bytes {got}")
+    # An audio packet is a frame of its own.
+    audio = [("audio", 214, i * 0.02, "ok") for i in range(10)]
+    got = stats.delivery(flow_of(audio, {i: 0.03 for i in range(9)}), "audio", 0)
+    check(got["frames"] == 10 and got["frames_on_time"] == 9, f"audio frames {got}")
+
+
+@test
 def arrival_order():
     packets = [("audio", 214, i * 0.02, "ok") for i in range(4)]
     f = flow_of(packets, {i: 0.03 for i in range(4)})
