@@ -18,11 +18,6 @@
 
 SBPN_TOPOLOGY(NULL, NULL, "netem delay 2000ms limit 10000", NULL)
 
-struct pkt {
-	uint32_t tag, prio;
-	unsigned int due_ms;
-};
-
 FIXTURE(newest) {
 	struct sbpn_conn c;
 };
@@ -43,70 +38,12 @@ FIXTURE_TEARDOWN(newest)
 {
 }
 
-static void set_newest(struct __test_metadata *_metadata, int fd, int on)
-{
-	int val = -1;
-	socklen_t len = sizeof(val);
-
-	ASSERT_EQ(0, getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_NEWEST, &val, &len));
-	ASSERT_EQ(0, val);
-	ASSERT_EQ(-1, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_NEWEST, 2));
-	ASSERT_EQ(EINVAL, errno);
-	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_NEWEST, on));
-	ASSERT_EQ(0, getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_NEWEST, &val, &len));
-	ASSERT_EQ(on, val);
-}
-
-/* Send @n packets after one that leaves at once (tag 0); return the stats
- * with them queued.
- */
-static struct dccp_qpolicy_stats send_all(struct __test_metadata *_metadata,
-					  int fd, const struct pkt *p, int n,
-					  int *refused)
-{
-	struct dccp_qpolicy_stats s;
-
-	ASSERT_EQ(0, dt_send(fd, 0, 1, 1, 0, 0, MSG_DONTWAIT));
-	*refused = 0;
-	for (int i = 0; i < n; i++) {
-		int rc = dt_send(fd, p[i].tag, 1, p[i].prio, 1,
-				 sbpn_in_ms(p[i].due_ms), MSG_DONTWAIT);
-
-		if (rc == -EAGAIN)
-			(*refused)++;
-		else
-			ASSERT_EQ(0, rc);
-	}
-	s = sbpn_stats(_metadata, fd);
-	sbpn_stats_log(_metadata, "queued", &s);
-	/* the first packet has left, the others wait for CCID 3 */
-	ASSERT_EQ(1, s.sent);
-	return s;
-}
-
-/* Receive the tags in @want's order; return the stats once all have left */
-static struct dccp_qpolicy_stats expect_order(struct __test_metadata *_metadata,
-					      struct sbpn_conn *c,
-					      const uint32_t *want, int n)
-{
-	uint32_t got[SBPN_MAX_TAGS];
-	struct dccp_qpolicy_stats s;
-	int n_got;
-
-	n_got = sbpn_recv(c->afd, got, n, 0);
-	sbpn_expect_tags(_metadata, got, n_got, want, n);
-	s = sbpn_drain(_metadata, c->cfd);
-	sbpn_stats_log(_metadata, "drained", &s);
-	sbpn_check_invariant(_metadata, &s);
-	return s;
-}
-
 /* Two priorities, each in order of arrival and expiry: within a priority,
  * earliest or latest expiry first; the higher priority first either way.
  */
 TEST_F(newest, order)
 {
-	static const struct pkt p[] = {
+	static const struct sbpn_pkt p[] = {
 		{ 1, 1, 10000 }, { 2, 0, 15000 }, { 3, 1, 20000 }, { 4, 0, 25000 },
 	};
 	static const uint32_t oldest_first[] = { 0, 1, 3, 2, 4 };
@@ -114,12 +51,12 @@ TEST_F(newest, order)
 	struct dccp_qpolicy_stats s;
 	int refused;
 
-	set_newest(_metadata, self->c.cfd, variant->on);
-	send_all(_metadata, self->c.cfd, p, ARRAY_SIZE(p), &refused);
+	sbpn_set_flag(_metadata, self->c.cfd, DCCP_SOCKOPT_QPOLICY_NEWEST, variant->on);
+	sbpn_send_pkts(_metadata, self->c.cfd, p, ARRAY_SIZE(p), &refused);
 	ASSERT_EQ(0, refused);
-	s = expect_order(_metadata, &self->c,
-			 variant->on ? newest_first : oldest_first,
-			 ARRAY_SIZE(oldest_first));
+	s = sbpn_expect_order(_metadata, &self->c,
+			      variant->on ? newest_first : oldest_first,
+			      ARRAY_SIZE(oldest_first));
 	EXPECT_EQ(0, s.expired + s.expired_sent + s.evicted);
 }
 
@@ -130,7 +67,7 @@ TEST_F(newest, order)
  */
 TEST_F(newest, full_queue)
 {
-	static const struct pkt p[] = {
+	static const struct sbpn_pkt p[] = {
 		{ 1, 1, 10000 }, { 2, 1, 20000 }, { 3, 1, 30000 }, { 4, 1, 40000 },
 		{ 5, 1, 50000 }, { 6, 1, 5000 },
 	};
@@ -139,14 +76,14 @@ TEST_F(newest, full_queue)
 	struct dccp_qpolicy_stats s;
 	int refused;
 
-	set_newest(_metadata, self->c.cfd, variant->on);
-	s = send_all(_metadata, self->c.cfd, p, ARRAY_SIZE(p), &refused);
+	sbpn_set_flag(_metadata, self->c.cfd, DCCP_SOCKOPT_QPOLICY_NEWEST, variant->on);
+	s = sbpn_send_pkts(_metadata, self->c.cfd, p, ARRAY_SIZE(p), &refused);
 	EXPECT_EQ(1, refused);
 	EXPECT_EQ(1, s.refused);
 	EXPECT_EQ(1, s.evicted);
 	EXPECT_EQ(4, s.qlen);
-	s = expect_order(_metadata, &self->c, variant->on ? on : off,
-			 ARRAY_SIZE(off));
+	s = sbpn_expect_order(_metadata, &self->c, variant->on ? on : off,
+			      ARRAY_SIZE(off));
 	EXPECT_EQ(0, s.expired + s.expired_sent);
 }
 
@@ -197,7 +134,7 @@ FIXTURE_TEARDOWN(newest_predict)
  */
 TEST_F(newest_predict, oldest_judged_last)
 {
-	static const struct pkt p[] = {
+	static const struct sbpn_pkt p[] = {
 		{ 1, 1, 1200 }, { 2, 1, 10000 }, { 3, 1, 11000 }, { 4, 1, 12000 },
 		{ 5, 1, 13000 },
 	};
@@ -208,12 +145,12 @@ TEST_F(newest_predict, oldest_judged_last)
 	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_NEWEST, 1));
 	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_PREDICT,
 			       variant->predict));
-	s = send_all(_metadata, fd, p, ARRAY_SIZE(p), &refused);
+	s = sbpn_send_pkts(_metadata, fd, p, ARRAY_SIZE(p), &refused);
 	EXPECT_EQ(0, refused);
 	EXPECT_EQ(4, s.qlen);
 	EXPECT_EQ(variant->predict, s.expired);
 	EXPECT_EQ(!variant->predict, s.evicted);
-	s = expect_order(_metadata, &self->c, want, ARRAY_SIZE(want));
+	s = sbpn_expect_order(_metadata, &self->c, want, ARRAY_SIZE(want));
 	EXPECT_EQ(variant->predict, s.expired);
 	EXPECT_EQ(0, s.expired_sent);
 }

@@ -41,15 +41,10 @@ FIXTURE_TEARDOWN(predict)
 
 TEST_F(predict, full_queue)
 {
-	int fd = self->c.cfd, val = -1;
-	socklen_t len = sizeof(val);
+	int fd = self->c.cfd;
 	struct dccp_qpolicy_stats s0, s;
 
-	ASSERT_EQ(0, getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_PREDICT, &val, &len));
-	ASSERT_EQ(0, val);
-	ASSERT_EQ(-1, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_PREDICT, 2));
-	ASSERT_EQ(EINVAL, errno);
-	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_PREDICT, variant->on));
+	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_QPOLICY_PREDICT, variant->on);
 
 	for (uint32_t tag = 1; tag <= 4; tag++)
 		ASSERT_EQ(0, dt_send(fd, tag, 1, 1, 0, 0, MSG_DONTWAIT));

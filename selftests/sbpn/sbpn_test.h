@@ -408,6 +408,81 @@ static inline void sbpn_expect_tags(struct __test_metadata *_metadata,
 	EXPECT_TRUE(same);
 }
 
+/*
+ * A 0/1 socket option's contract, then its use: 0 by default, EINVAL for
+ * 2; set it to @on and read @on back.
+ */
+static inline void sbpn_set_flag(struct __test_metadata *_metadata, int fd,
+				 int opt, int on)
+{
+	int val = -1;
+	socklen_t len = sizeof(val);
+
+	ASSERT_EQ(0, getsockopt(fd, SOL_DCCP, opt, &val, &len));
+	ASSERT_EQ(0, val);
+	ASSERT_EQ(-1, dt_setopt(fd, opt, 2));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, dt_setopt(fd, opt, on));
+	ASSERT_EQ(0, getsockopt(fd, SOL_DCCP, opt, &val, &len));
+	ASSERT_EQ(on, val);
+}
+
+/* One packet of a list for sbpn_send_pkts(): expiry @due_ms from now */
+struct sbpn_pkt {
+	uint32_t tag, prio;
+	unsigned int due_ms;
+};
+
+/*
+ * On a path that holds all but the first packet back (feedback delayed, as
+ * in sbpn_predict): send one packet that leaves at once (tag 0), then @n
+ * with priority and expiry, counting those refused (EAGAIN) in @refused.
+ * Returns the counters with them queued.
+ */
+static inline struct dccp_qpolicy_stats
+sbpn_send_pkts(struct __test_metadata *_metadata, int fd,
+	       const struct sbpn_pkt *p, int n, int *refused)
+{
+	struct dccp_qpolicy_stats s;
+
+	ASSERT_EQ(0, dt_send(fd, 0, 1, 1, 0, 0, MSG_DONTWAIT));
+	*refused = 0;
+	for (int i = 0; i < n; i++) {
+		int rc = dt_send(fd, p[i].tag, 1, p[i].prio, 1,
+				 sbpn_in_ms(p[i].due_ms), MSG_DONTWAIT);
+
+		if (rc == -EAGAIN)
+			(*refused)++;
+		else
+			ASSERT_EQ(0, rc);
+	}
+	s = sbpn_stats(_metadata, fd);
+	sbpn_stats_log(_metadata, "queued", &s);
+	/* the first packet has left, the others wait */
+	ASSERT_EQ(1, s.sent);
+	return s;
+}
+
+/*
+ * Expect the receiver to get exactly @want, in this order; returns the
+ * sender's counters once its queue is empty, their invariant checked.
+ */
+static inline struct dccp_qpolicy_stats
+sbpn_expect_order(struct __test_metadata *_metadata, const struct sbpn_conn *c,
+		  const uint32_t *want, int n)
+{
+	uint32_t got[SBPN_MAX_TAGS];
+	struct dccp_qpolicy_stats s;
+	int n_got;
+
+	n_got = sbpn_recv(c->afd, got, n, 0);
+	sbpn_expect_tags(_metadata, got, n_got, want, n);
+	s = sbpn_drain(_metadata, c->cfd);
+	sbpn_stats_log(_metadata, "drained", &s);
+	sbpn_check_invariant(_metadata, &s);
+	return s;
+}
+
 /* ---- tracefs, CCID 3 state, drop notices ---------------------------- */
 
 #define SBPN_TRACING	"/sys/kernel/tracing"
