@@ -503,23 +503,25 @@ def jitter_table(by_policy, summaries, buffer_ms):
 
 def where_table(by_policy, summaries):
     """Where the packets went and how the link was shared (means over runs)."""
-    head = ["policy", "refused %", "expired", "evicted", "notices", "reordered", "Jain",
-            "utilisation %"]
+    head = ["policy", "refused %", "expired", "evicted", "frame", "notices", "reordered",
+            "Jain", "utilisation %"]
     table = []
     for p, rs in by_policy.items():
         scheduled = sum(r[f"{c}.scheduled"] for r in rs for c in stats.CLASSES)
         accepted = sum(r[f"{c}.accepted"] for r in rs for c in stats.CLASSES)
         # A kernel without the counters gives none: "-".
         mean = {m: summaries.get((p, m), {"mean": math.nan})["mean"] for m in
-                ("qpolicy_expired", "qpolicy_evicted", "notices", "reordered", "jain",
-                 "utilisation")}
+                ("qpolicy_expired", "qpolicy_evicted", "qpolicy_frame", "notices", "reordered",
+                 "jain", "utilisation")}
         table.append([p, fmt(100 * (1 - accepted / scheduled)), fmt(mean["qpolicy_expired"]),
-                      fmt(mean["qpolicy_evicted"]), fmt(mean["notices"]), fmt(mean["reordered"]),
+                      fmt(mean["qpolicy_evicted"]), fmt(mean["qpolicy_frame"]),
+                      fmt(mean["notices"]), fmt(mean["reordered"]),
                       fmt(mean["jain"], 2), fmt(100 * mean["utilisation"])])
     return ("refused: packets sendmsg() did not accept (EAGAIN), after warm-up; expired, "
-            "evicted (in the sender's kernel queue) and reordered: packets per run, whole "
+            "evicted (in the sender's kernel queue), frame (given up with their frame, "
+            "DCCP_SOCKOPT_QPOLICY_FRAME) and reordered: packets per run, whole "
             "call; notices: the drop notices the sender read from its error queue, which "
-            "must equal expired + evicted (+ CCID errors) unless the queue overflowed; "
+            "must equal expired + evicted + frame (+ CCID errors) unless the queue overflowed; "
             "Jain and utilisation: over the call's window, of every flow crossing the forward "
             "bottleneck (media, forward TCP, each short-flow group)", head, table)
 

@@ -19,12 +19,12 @@ POLICIES = ("simple", "prio", "sbpn1", "sbpn2", "sbpn3")
 # A sweep "policy" may also name another transport for the media flows.
 SWEEP_POLICIES = POLICIES + ("udp", "tcp")
 # Per-socket options of a CCID 3 media flow, each with the suffix that marks
-# it in a row label ("sbpn2+sp+pd"); predict, last_rtt, owd, edf and newest
-# only change the SBPN policies (the only ones that judge expiry).
+# it in a row label ("sbpn2+sp+pd"); predict, last_rtt, owd, edf, newest and
+# frame only change the SBPN policies (the only ones that judge expiry).
 CCID3_OPTIONS = {"faster_restart": "fr", "size_pacing": "sp", "predict": "pd",
                  "last_rtt": "lr", "owd": "owd", "edf": "edf",
-                 "newest": "nf"}
-SBPN_ONLY = ("predict", "last_rtt", "owd", "edf", "newest")
+                 "newest": "nf", "frame": "fw"}
+SBPN_ONLY = ("predict", "last_rtt", "owd", "edf", "newest", "frame")
 
 
 def option_flags(media):
@@ -263,7 +263,7 @@ def _check_media(c, entries, duration, base):
         c.table(m, k, {"name", "source", "model", "trace", "transport", "policy", "ccid",
                        "tx_qlen", "lifetime_ms", "start_s", "faster_restart",
                        "size_pacing", "predict", "last_rtt",
-                       "owd", "edf", "newest", "silence_suppression"})
+                       "owd", "edf", "newest", "frame", "silence_suppression"})
         e = {
             "name": c.string(m, k + ("name",), f"flow{i}"),
             "source": c.choice(m, k + ("source",), "ekiga", ("ekiga", "cbr", "trace")),
@@ -280,6 +280,7 @@ def _check_media(c, entries, duration, base):
             "owd": c.boolean(m, k + ("owd",), False),
             "edf": c.boolean(m, k + ("edf",), False),
             "newest": c.boolean(m, k + ("newest",), False),
+            "frame": c.boolean(m, k + ("frame",), False),
             "silence_suppression": c.boolean(m, k + ("silence_suppression",), False),
         }
         for opt in CCID3_OPTIONS:
@@ -318,6 +319,7 @@ SWEEP_KEYS = {
     "owd": lambda c, s, k: c.boolean(s, k, None),
     "edf": lambda c, s, k: c.boolean(s, k, None),
     "newest": lambda c, s, k: c.boolean(s, k, None),
+    "frame": lambda c, s, k: c.boolean(s, k, None),
     "rtt_ms": lambda c, s, k: c.number(s, k, None, 0, 20000),
     "rate": lambda c, s, k: c.rate(s, k),
     "loss_pct": lambda c, s, k: c.number(s, k, None, 0, 100),

@@ -214,9 +214,10 @@ def read_notices(path):
 
 
 # The fate of each scheduled packet, in the order the per-run figure lists them.
-FATES = ("on time", "late", "lost in the network", "expired", "evicted", "CCID error",
-         "refused")
-_NOTICE_FATES = {"expired": "expired", "evicted": "evicted", "ccid_err": "CCID error"}
+FATES = ("on time", "late", "lost in the network", "expired", "evicted", "given up with frame",
+         "CCID error", "refused")
+_NOTICE_FATES = {"expired": "expired", "evicted": "evicted", "frame": "given up with frame",
+                 "ccid_err": "CCID error"}
 
 
 def fates(flow):

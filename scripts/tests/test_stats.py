@@ -515,10 +515,11 @@ def report_tables():
     check("simple  audio  -220.0  0.0  0.0  0.0  0.0  0.0  0.0  0.0" in text,
           f"pooled IPDV:\n{text}")
     # Where packets went: nothing refused, 4 expired (meta.json), no
-    # eviction counter, 3 drop notices, nothing reordered.
+    # eviction or frame counter, 3 drop notices, nothing reordered.
     lines = text.splitlines()
     where = lines[lines.index(next(x for x in lines if x.startswith("policy  refused %"))) + 1]
-    check(where.split()[:6] == ["simple", "0.0", "4.0", "-", "3.0", "0.0"], f"where: {where}")
+    check(where.split()[:7] == ["simple", "0.0", "4.0", "-", "-", "3.0", "0.0"],
+          f"where: {where}")
     for run_id, why in (("policy=sbpn1,rep=01", "failed: media-call.send exited 1"),
                         ("policy=sbpn2,rep=01", "unreadable"),
                         ("policy=sbpn3,rep=01", "not run"),
@@ -674,8 +675,9 @@ def report_figures():
 @test
 def run_fates_and_figure():
     # simple, seed 1: of the 150 audio packets after warm-up 120 on time,
-    # 3 late, 27 lost; with notices saying the kernel discarded 2 of the
-    # lost as expired and 1 as evicted, 24 are left lost in the network.
+    # 3 late, 27 lost; with notices saying the kernel discarded 3 of the
+    # lost, one each as expired, given up with its frame and evicted, 24 are
+    # left lost in the network.
     camp = os.path.join(TMP, "fates")
     shutil.copytree(os.path.join(campaign(), "policy=simple,rep=01"),
                     os.path.join(camp, "policy=simple,rep=01"))
@@ -686,13 +688,14 @@ def run_fates_and_figure():
     with open(os.path.join(d, "media-call.notices.rec"), "w") as f:
         f.write("# sbpn-notices 1\n# role: send\nseq\tclass\treason\texpiry_ns\tnotice_ns\n"
                 + "".join(f"{q}\taudio\t{r}\t0\t0\n" for q, r in
-                          zip(lost, ("expired", "expired", "evicted")))
+                          zip(lost, ("expired", "frame", "evicted")))
                 + "# complete: 1\n")
     run = stats.Run(d)
     fate = stats.fates(run.flows["call"])[after]
     counts = {k: int((fate == k).sum()) for k in stats.FATES}
-    check(counts == {"on time": 120, "late": 3, "lost in the network": 24, "expired": 2,
-                     "evicted": 1, "CCID error": 0, "refused": 0}, f"fates {counts}")
+    check(counts == {"on time": 120, "late": 3, "lost in the network": 24, "expired": 1,
+                     "evicted": 1, "given up with frame": 1, "CCID error": 0, "refused": 0},
+          f"fates {counts}")
     out = os.path.join(TMP, "fates-report")
     rc, text, err = run_report(camp, "--out", out, "--runs", "rep=01$")
     check(rc == 0, f"rc {rc}: {err}")

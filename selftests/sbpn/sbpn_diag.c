@@ -132,9 +132,9 @@ TEST_F(diag, counters_reported)
 	EXPECT_EQ(0, memcmp(&s, &d.stats, sizeof(s)));
 
 	snprintf(cmd, sizeof(cmd), "%s -4 --sport %u 2>&1", QSTAT_BIN, ntohs(local.sin_port));
-	snprintf(want, sizeof(want), "\tsbpn2\t4\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n",
+	snprintf(want, sizeof(want), "\tsbpn2\t4\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n",
 		 s.qlen, s.queued, s.sent, s.expired, s.expired_sent, s.evicted,
-		 s.refused, s.purged, s.ccid_err, s.xmit_err);
+		 s.refused, s.purged, s.ccid_err, s.xmit_err, s.frame);
 	p = popen(cmd, "r");
 	ASSERT_NE(NULL, p);
 	while (fgets(line, sizeof(line), p)) {

@@ -3,8 +3,8 @@
  * DCCP_SOCKOPT_QPOLICY_STATS agrees with the application and the receiver,
  * for all five policies:
  *   - queued counts the successful sendmsg() calls, refused the EAGAINs;
- *   - queued == sent + expired + evicted + purged + ccid_err + qlen after
- *     every call (the invariant of DCCP_SOCKOPT_QPOLICY_STATS);
+ *   - queued == sent + expired + evicted + frame + purged + ccid_err + qlen
+ *     after every call (the invariant of DCCP_SOCKOPT_QPOLICY_STATS);
  *   - the receiver gets exactly `sent` packets, each one sent once;
  *   - expired_sent only under SBPN2/3, expiry and eviction only where the
  *     policy has them;
@@ -44,8 +44,9 @@ FIXTURE_TEARDOWN(stats)
 
 static int invariant_holds(const struct dccp_qpolicy_stats *s)
 {
-	return s->queued == s->sent + s->expired + s->evicted + s->purged +
-			    s->ccid_err + s->qlen && s->expired_sent <= s->sent;
+	return s->queued == s->sent + s->expired + s->evicted + s->frame +
+			    s->purged + s->ccid_err + s->qlen &&
+	       s->expired_sent <= s->sent;
 }
 
 TEST_F(stats, agree_with_receiver)

@@ -295,8 +295,8 @@ static inline void sbpn_stats_log(struct __test_metadata *_metadata,
 static inline void sbpn_check_invariant(struct __test_metadata *_metadata,
 					const struct dccp_qpolicy_stats *s)
 {
-	EXPECT_EQ(s->queued, s->sent + s->expired + s->evicted + s->purged +
-			     s->ccid_err + s->qlen);
+	EXPECT_EQ(s->queued, s->sent + s->expired + s->evicted + s->frame +
+			     s->purged + s->ccid_err + s->qlen);
 	EXPECT_LE(s->expired_sent, s->sent);
 }
 
@@ -427,7 +427,10 @@ static inline void sbpn_set_flag(struct __test_metadata *_metadata, int fd,
 	ASSERT_EQ(on, val);
 }
 
-/* One packet of a list for sbpn_send_pkts(): expiry @due_ms from now */
+/*
+ * One packet of a list for sbpn_send_pkts(): expiry @due_ms after the list
+ * starts, so that packets of one @due_ms share an expiry; 0 for none.
+ */
 struct sbpn_pkt {
 	uint32_t tag, prio;
 	unsigned int due_ms;
@@ -443,13 +446,15 @@ static inline struct dccp_qpolicy_stats
 sbpn_send_pkts(struct __test_metadata *_metadata, int fd,
 	       const struct sbpn_pkt *p, int n, int *refused)
 {
+	uint64_t start = sbpn_in_ms(0);
 	struct dccp_qpolicy_stats s;
 
 	ASSERT_EQ(0, dt_send(fd, 0, 1, 1, 0, 0, MSG_DONTWAIT));
 	*refused = 0;
 	for (int i = 0; i < n; i++) {
-		int rc = dt_send(fd, p[i].tag, 1, p[i].prio, 1,
-				 sbpn_in_ms(p[i].due_ms), MSG_DONTWAIT);
+		int rc = dt_send(fd, p[i].tag, 1, p[i].prio, p[i].due_ms != 0,
+				 start + p[i].due_ms * NSEC_PER_MSEC,
+				 MSG_DONTWAIT);
 
 		if (rc == -EAGAIN)
 			(*refused)++;

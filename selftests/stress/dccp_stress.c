@@ -6,11 +6,12 @@
  * Each round loads the DCCP modules, builds two network namespaces joined by
  * veth with netem delay and loss on both ends, listens in one on every policy
  * (SIMPLE, PRIO, SBPN1/2/3) over IPv4 and IPv6, and opens client sockets in
- * the other with random policies, CCIDs and queue lengths.  Worker threads
- * then share those sockets and send random messages: payloads of every size
- * (some too big), random cmsgs (valid and invalid lengths, levels and types;
- * every priority; expiries of 0, the past, the near and far future and
- * UINT64_MAX), blocking and not, and change DCCP_SOCKOPT_QPOLICY_TXQLEN while
+ * the other with random policies, CCIDs and queue lengths, half of them giving
+ * up frames whole (DCCP_SOCKOPT_QPOLICY_FRAME).  Worker threads then share
+ * those sockets and send random messages: payloads of every size (some too
+ * big), random cmsgs (valid and invalid lengths, levels and types; every
+ * priority; expiries of 0, the past, the near and far future, UINT64_MAX,
+ * and a few shared by many packets, which make frames), blocking and not, and change DCCP_SOCKOPT_QPOLICY_TXQLEN while
  * sending.  Meanwhile sockets are shut down, closed and reopened, the
  * receiver closes some connections and leaves others unread, and the peer
  * vanishes: its link goes down, or its namespace is deleted.  The round ends
@@ -21,9 +22,10 @@
  *  - a sendmsg whose cmsgs dccp_msghdr_parse() must refuse succeeds, or one
  *    with acceptable cmsgs fails with EINVAL;
  *  - the queueing counters break queued == sent + expired + evicted +
- *    purged + ccid_err + qlen (checked after every operation on a socket);
- *  - a setsockopt the test relies on fails (policy, tx_qlen, CCID, send
- *    timeout, linger), or the run never saw a connection of one of the two
+ *    frame + purged + ccid_err + qlen (checked after every operation on a
+ *    socket);
+ *  - a setsockopt the test relies on fails (policy, tx_qlen, CCID, frame,
+ *    send timeout, linger), or the run never saw a connection of one of the two
  *    CCIDs (DCCP_SOCKOPT_TX_CCID) or never a CCID error (CCID 3 refuses the
  *    empty datagrams the test sends);
  *  - the modules cannot be unloaded, or DCCP slab caches outlive them;
@@ -328,6 +330,8 @@ static void slot_open(struct slot *sl, uint64_t *s)
 		setup_error("DCCP_SOCKOPT_QPOLICY_TXQLEN", policy);
 	if (set_ccid(fd, below(s, 2) ? 3 : 2))
 		setup_error("DCCP_SOCKOPT_CCID", policy);
+	if (setopt(fd, DCCP_SOCKOPT_QPOLICY_FRAME, below(s, 2)))
+		setup_error("DCCP_SOCKOPT_QPOLICY_FRAME", policy);
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
 		setup_error("SO_SNDTIMEO", policy);
 	if (below(s, 16) == 0 && setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)))
@@ -352,7 +356,7 @@ static uint64_t random_expiry(uint64_t *s)
 {
 	uint64_t now = now_ns();
 
-	switch (below(s, 6)) {
+	switch (below(s, 7)) {
 	case 0:
 		return 0;
 	case 1:
@@ -363,6 +367,8 @@ static uint64_t random_expiry(uint64_t *s)
 		return now + 1000000ULL * NSEC_PER_SEC;		/* far */
 	case 4:
 		return UINT64_MAX;
+	case 5:		/* one of a few frames, 100 to 300 ms ahead */
+		return (now / 100000000ULL + 1 + below(s, 3)) * 100000000ULL;
 	default:
 		return rnd(s);
 	}
@@ -496,15 +502,15 @@ static void check_stats(int fd, struct counts *c)
 	c->tx_ccid[ccid]++;
 	if (st.ccid_err > c->ccid_err)
 		c->ccid_err = st.ccid_err;
-	if (st.queued == st.sent + st.expired + st.evicted + st.purged +
-	    st.ccid_err + st.qlen)
+	if (st.queued == st.sent + st.expired + st.evicted + st.frame +
+	    st.purged + st.ccid_err + st.qlen)
 		return;
 	if (c->stats_errors++ == 0)
-		printf("# stats broken: queued %llu sent %llu expired %llu evicted %llu purged %llu ccid_err %llu qlen %llu\n",
+		printf("# stats broken: queued %llu sent %llu expired %llu evicted %llu frame %llu purged %llu ccid_err %llu qlen %llu\n",
 		       (unsigned long long)st.queued, (unsigned long long)st.sent,
 		       (unsigned long long)st.expired, (unsigned long long)st.evicted,
-		       (unsigned long long)st.purged, (unsigned long long)st.ccid_err,
-		       (unsigned long long)st.qlen);
+		       (unsigned long long)st.frame, (unsigned long long)st.purged,
+		       (unsigned long long)st.ccid_err, (unsigned long long)st.qlen);
 }
 
 static void send_one(struct slot *sl, uint64_t *s, struct counts *c)

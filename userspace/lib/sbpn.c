@@ -220,6 +220,16 @@ int sbpn_get_newest(int fd, int *on)
 	return get_int(fd, DCCP_SOCKOPT_QPOLICY_NEWEST, on);
 }
 
+int sbpn_set_frame(int fd, int on)
+{
+	return set_int(fd, DCCP_SOCKOPT_QPOLICY_FRAME, on);
+}
+
+int sbpn_get_frame(int fd, int *on)
+{
+	return get_int(fd, DCCP_SOCKOPT_QPOLICY_FRAME, on);
+}
+
 int sbpn_set_ccid(int fd, uint8_t ccid)
 {
 	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID, &ccid, sizeof(ccid));
@@ -303,6 +313,11 @@ int sbpn_get_qstats(int fd, struct sbpn_qstats *st)
 #else
 	st->xmit_err = 0;
 #endif
+#ifdef HAVE_QPOLICY_STATS_FRAME
+	st->frame = k.frame;
+#else
+	st->frame = 0;
+#endif
 	return 0;
 #else
 	(void)fd;
@@ -336,6 +351,7 @@ const char *sbpn_drop_reason_name(enum sbpn_drop_reason r)
 		[SBPN_DROP_EXPIRED] = "expired",
 		[SBPN_DROP_EVICTED] = "evicted",
 		[SBPN_DROP_CCID_ERR] = "ccid_err",
+		[SBPN_DROP_FRAME] = "frame",
 	};
 
 	return r < SBPN_DROP_COUNT ? names[r] : "?";
@@ -389,6 +405,9 @@ int sbpn_read_notice(int fd, void *buf, size_t cap, struct sbpn_notice *n)
 			break;
 		case DCCP_QPOLICY_EE_CCID_ERR:
 			n->reason = SBPN_DROP_CCID_ERR;
+			break;
+		case DCCP_QPOLICY_EE_FRAME:
+			n->reason = SBPN_DROP_FRAME;
 			break;
 		default:
 			errno = EBADMSG;

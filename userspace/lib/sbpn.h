@@ -52,6 +52,7 @@ struct sbpn_qstats {
 		 ccid_err;
 	uint64_t qlen;	/* packets queued when the counters were read */
 	uint64_t xmit_err;	/* of sent, dropped by the local network layer */
+	uint64_t frame;		/* discarded with their frame (QPOLICY_FRAME) */
 };
 
 /* Why the kernel discarded a packet it had admitted (a drop notice). */
@@ -59,6 +60,7 @@ enum sbpn_drop_reason {
 	SBPN_DROP_EXPIRED,
 	SBPN_DROP_EVICTED,
 	SBPN_DROP_CCID_ERR,
+	SBPN_DROP_FRAME,	/* another packet of its frame was dropped */
 	SBPN_DROP_COUNT
 };
 
@@ -148,6 +150,13 @@ int sbpn_get_edf(int fd, int *on);
  */
 int sbpn_set_newest(int fd, int on);
 int sbpn_get_newest(int fd, int *on);
+/*
+ * Give up a frame (the packets of one priority and expiry) whole when one of
+ * its packets is dropped (DCCP_SOCKOPT_QPOLICY_FRAME), on is 0 or 1;
+ * -1/errno as setsockopt/getsockopt.
+ */
+int sbpn_set_frame(int fd, int on);
+int sbpn_get_frame(int fd, int *on);
 
 /*
  * Drop notices (DCCP_SOCKOPT_QPOLICY_NOTIFY): each packet the queueing

@@ -47,7 +47,7 @@ POLICIES = {"simple": 0, "prio": 1, "sbpn1": 2, "sbpn2": 3, "sbpn3": 4}
 
 # struct dccp_qpolicy_stats, __u64 each, in this order (fields only grow)
 QSTATS_FIELDS = ("queued", "sent", "expired", "expired_sent", "evicted",
-                 "refused", "purged", "ccid_err", "qlen", "xmit_err")
+                 "refused", "purged", "ccid_err", "qlen", "xmit_err", "frame")
 # struct tfrc_tx_info (include/linux/tfrc.h): 36 bytes of fields, padded to
 # 40 for the __u64s' alignment; the kernel wants the padded size.
 _TX_INFO = struct.Struct("=QQIIIII4x")
@@ -56,7 +56,7 @@ _TX_INFO = struct.Struct("=QQIIIII4x")
 IP_RECVERR, IPV6_RECVERR = 11, 25
 SO_EE_ORIGIN_TXTIME = 6
 _EE = struct.Struct("=IBBBBII")
-DROP_REASONS = {2: "expired", 16: "evicted", 17: "ccid_err"}
+DROP_REASONS = {2: "expired", 16: "evicted", 17: "ccid_err", 18: "frame"}
 
 SERVICE_CODE = 0x5342504E          # "SBPN", what sbpn-send and sbpn-recv use
 

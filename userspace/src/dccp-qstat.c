@@ -66,7 +66,7 @@ static void usage(FILE *f)
 static void print_header(void)
 {
 	printf("local\tpeer\tstate\tpolicy\ttx_qlen\tqlen\tqueued\tsent\texpired\t"
-	       "expired_sent\tevicted\trefused\tpurged\tccid_err\txmit_err\n");
+	       "expired_sent\tevicted\trefused\tpurged\tccid_err\txmit_err\tframe\n");
 }
 
 static void format_addr(char *out, size_t len, int family, const __be32 *addr,
@@ -106,18 +106,19 @@ static int on_socket(struct nl_msg *msg, void *arg)
 		const struct dccp_qpolicy_stats *s = &d.stats;
 
 		memcpy(&d, nla_data(tb[INET_DIAG_DCCP_QPOLICY]), sizeof(d));
-		printf("\t%s\t%u\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n",
+		printf("\t%s\t%u\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n",
 		       sbpn_policy_name((int)d.policy), d.tx_qlen,
 		       (unsigned long long)s->qlen, (unsigned long long)s->queued,
 		       (unsigned long long)s->sent, (unsigned long long)s->expired,
 		       (unsigned long long)s->expired_sent, (unsigned long long)s->evicted,
 		       (unsigned long long)s->refused, (unsigned long long)s->purged,
-		       (unsigned long long)s->ccid_err, (unsigned long long)s->xmit_err);
+		       (unsigned long long)s->ccid_err, (unsigned long long)s->xmit_err,
+		       (unsigned long long)s->frame);
 		(*count)++;
 		return NL_OK;
 	}
 #endif
-	printf("\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n");
+	printf("\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n");
 	(*count)++;
 	return NL_OK;
 }

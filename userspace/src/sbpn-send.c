@@ -49,7 +49,7 @@ static struct {
 	double lifetime_ms;		/* <0: model's */
 	uint64_t seed;
 	bool silence, dry_run, stats, faster_restart, size_pacing, predict, last_rtt, owd, edf,
-	     newest;
+	     newest, frame;
 	uint64_t cc_interval_ms, linger_ms;
 	long flow_id;			/* -1: hash of the flow name */
 } cfg = {
@@ -91,12 +91,15 @@ static void usage(FILE *f)
 "                         only what a full queue drops (DCCP_SOCKOPT_QPOLICY_EDF)\n"
 "  --newest               SBPN sends each priority's newest packet first, a full\n"
 "                         queue drops its oldest (DCCP_SOCKOPT_QPOLICY_NEWEST)\n"
+"  --frame                SBPN gives up a frame (the packets of one instant) whole\n"
+"                         when one is dropped (DCCP_SOCKOPT_QPOLICY_FRAME)\n"
 "  --lifetime-ms MS       expiry = creation + MS; 0 = none (default: model's 200)\n"
 "  --silence-suppression  no audio during quiet phases of the call pattern\n"
 "  --cc-log FILE          sample CCID state and qpolicy counters (DCCP only)\n"
 "  --cc-interval-ms MS    sampling interval of --cc-log (default 100)\n"
 "  --notices FILE         record the kernel's drop notices (DCCP_SOCKOPT_QPOLICY_NOTIFY):\n"
-"                         each packet expired, evicted or dropped on a CCID error\n"
+"                         each packet expired, evicted, dropped with its frame or\n"
+"                         on a CCID error\n"
 "  --linger-ms MS         wait after the last packet before closing (default 1000)\n"
 "  --dry-run              write the schedule's records without a socket (result dry)\n"
 "  --stats                print the schedule's packet and bit rates with header\n"
@@ -137,7 +140,7 @@ static void parse_args(int argc, char **argv)
 	enum { O_TRANSPORT = 256, O_TO, O_OUT, O_FLOW, O_FLOWID, O_SOURCE, O_MODEL,
 	       O_TRACE, O_DURATION, O_SEED, O_POLICY, O_CCID, O_QLEN, O_LIFE,
 	       O_SILENCE, O_CCLOG, O_CCINT, O_LINGER, O_DRY, O_STATS, O_FR, O_SP, O_PREDICT, O_LAST_RTT, O_OWD, O_EDF,
-	       O_NEWEST,
+	       O_NEWEST, O_FRAME,
 	       O_NOTICES,
 	       O_HELP };
 	static const struct option opts[] = {
@@ -161,6 +164,7 @@ static void parse_args(int argc, char **argv)
 		{ "owd", no_argument, 0, O_OWD },
 		{ "edf", no_argument, 0, O_EDF },
 		{ "newest", no_argument, 0, O_NEWEST },
+		{ "frame", no_argument, 0, O_FRAME },
 		{ "lifetime-ms", required_argument, 0, O_LIFE },
 		{ "silence-suppression", no_argument, 0, O_SILENCE },
 		{ "cc-log", required_argument, 0, O_CCLOG },
@@ -217,6 +221,7 @@ static void parse_args(int argc, char **argv)
 		case O_OWD: cfg.owd = true; break;
 		case O_EDF: cfg.edf = true; break;
 		case O_NEWEST: cfg.newest = true; break;
+		case O_FRAME: cfg.frame = true; break;
 		case O_CCLOG: cfg.cc_log = optarg; break;
 		case O_NOTICES: cfg.notices = optarg; break;
 		case O_CCINT:
@@ -246,9 +251,9 @@ static void parse_args(int argc, char **argv)
 	if (cfg.transport != TR_DCCP &&
 	    (cfg.policy != SBPN_POLICY_SIMPLE || cfg.tx_qlen >= 0 || cfg.cc_log ||
 	     cfg.faster_restart || cfg.size_pacing || cfg.predict || cfg.last_rtt ||
-	     cfg.owd || cfg.edf || cfg.newest || cfg.notices))
+	     cfg.owd || cfg.edf || cfg.newest || cfg.frame || cfg.notices))
 		die_usage("--policy, --tx-qlen, --faster-restart, --size-pacing, --predict, "
-			  "--last-rtt, --owd, --edf, --newest, --cc-log and --notices need "
+			  "--last-rtt, --owd, --edf, --newest, --frame, --cc-log and --notices need "
 			  "--transport dccp (transport is %s)",
 			  transport_name(cfg.transport));
 	if (cfg.edf && cfg.newest)
@@ -350,6 +355,8 @@ static int open_socket(void)
 			  "DCCP_SOCKOPT_QPOLICY_EDF", "DCCP modules" },
 			{ cfg.newest, sbpn_set_newest, "--newest",
 			  "DCCP_SOCKOPT_QPOLICY_NEWEST", "DCCP modules" },
+			{ cfg.frame, sbpn_set_frame, "--frame",
+			  "DCCP_SOCKOPT_QPOLICY_FRAME", "DCCP modules" },
 		};
 		uint32_t svc = htonl(SERVICE_CODE);
 
@@ -473,7 +480,7 @@ static void cc_open(uint64_t start_ns, const char *kernel)
 	rec_meta(&cclog, "missing", "- (CCID 2 has no tx info; qpolicy counters need the SBPN kernel)");
 	rec_columns(&cclog, "t_ns\tx_Bps\tx_recv_Bps\tx_calc_Bps\trtt_us\tp\trto_us\tipi_us\t"
 		    "q_queued\tq_sent\tq_expired\tq_expired_sent\tq_evicted\tq_refused\t"
-		    "q_purged\tq_ccid_err\tq_qlen");
+		    "q_purged\tq_ccid_err\tq_qlen\tq_frame");
 }
 
 static void cc_sample(int fd)
@@ -489,14 +496,14 @@ static void cc_sample(int fd)
 	else
 		fputs("\t-\t-\t-\t-\t-\t-\t-", cclog.f);
 	if (sbpn_get_qstats(fd, &q) == 0)
-		fprintf(cclog.f, "\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu",
+		fprintf(cclog.f, "\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu",
 			(unsigned long long)q.queued, (unsigned long long)q.sent,
 			(unsigned long long)q.expired, (unsigned long long)q.expired_sent,
 			(unsigned long long)q.evicted, (unsigned long long)q.refused,
 			(unsigned long long)q.purged, (unsigned long long)q.ccid_err,
-			(unsigned long long)q.qlen);
+			(unsigned long long)q.qlen, (unsigned long long)q.frame);
 	else
-		fputs("\t-\t-\t-\t-\t-\t-\t-\t-\t-", cclog.f);
+		fputs("\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-", cclog.f);
 	fputc('\n', cclog.f);
 }
 
@@ -562,7 +569,7 @@ int main(int argc, char **argv)
 	size_t nlate = 0, nwake = 0, n_ok = 0, n_eagain = 0, n_err = 0, sent_upto = 0;
 	uint64_t start, next_cc, life_ns;
 	unsigned int cmsgs = 0, qlen = 0;
-	int fr = 0, sp = 0, pd = 0, lr = 0, ow = 0, ed = 0, nw = 0;
+	int fr = 0, sp = 0, pd = 0, lr = 0, ow = 0, ed = 0, nw = 0, fm = 0;
 	uint32_t cbr_payload = 0;
 	uint16_t flow_id;
 	int fd = -1, rc = 0;
@@ -623,6 +630,8 @@ int main(int argc, char **argv)
 				ed = 0;
 			if (sbpn_get_newest(fd, &nw))
 				nw = 0;
+			if (sbpn_get_frame(fd, &fm))
+				fm = 0;
 		}
 	} else if (cfg.transport == TR_DCCP) {
 		cmsgs = sbpn_policy_cmsgs(cfg.policy);
@@ -634,6 +643,7 @@ int main(int argc, char **argv)
 		ow = cfg.owd;
 		ed = cfg.edf;
 		nw = cfg.newest;
+		fm = cfg.frame;
 	}
 	buf = calloc(1, SBPN_MAX_PAYLOAD);
 	late = calloc(s.n ? s.n : 1, sizeof(*late));
@@ -662,6 +672,7 @@ int main(int argc, char **argv)
 		rec_meta(&rec, "owd", "%d", ow);
 		rec_meta(&rec, "edf", "%d", ed);
 		rec_meta(&rec, "newest", "%d", nw);
+		rec_meta(&rec, "frame", "%d", fm);
 	} else {
 		rec_meta(&rec, "policy", "none");
 		rec_meta(&rec, "ccid", "none");
@@ -673,6 +684,7 @@ int main(int argc, char **argv)
 		rec_meta(&rec, "owd", "none");
 		rec_meta(&rec, "edf", "none");
 		rec_meta(&rec, "newest", "none");
+		rec_meta(&rec, "frame", "none");
 	}
 	rec_meta(&rec, "source", "%s", cfg.source);
 	rec_meta(&rec, "seed", "%llu", (unsigned long long)cfg.seed);
@@ -807,6 +819,7 @@ int main(int argc, char **argv)
 			rec_trailer(&rec, "qpolicy_ccid_err", "%llu", (unsigned long long)q.ccid_err);
 			rec_trailer(&rec, "qpolicy_qlen", "%llu", (unsigned long long)q.qlen);
 			rec_trailer(&rec, "qpolicy_xmit_err", "%llu", (unsigned long long)q.xmit_err);
+			rec_trailer(&rec, "qpolicy_frame", "%llu", (unsigned long long)q.frame);
 		}
 		fprintf(stderr, "sbpn-send: %s %s: %zu scheduled, %zu ok, %zu EAGAIN, %zu other errors; "
 			"lateness p50 %.1f us, p99 %.1f us, max %.1f us (wake-ups: p50 %.1f, p99 %.1f, max %.1f us)\n", cfg.flow,

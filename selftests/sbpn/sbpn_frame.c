@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DCCP_SOCKOPT_QPOLICY_FRAME over CCID 3: the packets of one priority that
+ * share an expiry are a frame.  With the option, once one of them is
+ * evicted, refused or discarded as expired, the frame is given up: its
+ * queued packets are discarded at once, and those sent later are discarded
+ * as they arrive (sendmsg succeeds), each counted in "frame" and, with
+ * DCCP_SOCKOPT_QPOLICY_NOTIFY, notified with DCCP_QPOLICY_EE_FRAME.  A
+ * packet without expiry is a frame of its own.  Without the option every
+ * packet is judged alone.
+ *
+ * SBPN1, tx_qlen 4, on a path whose feedback takes 2 s (as in sbpn_newest):
+ * until the first feedback CCID 3 sends one packet per 500 ms and judges
+ * with an RTT of 0, so after the first packet, which leaves at once, the
+ * others wait in the queue.
+ */
+#include "sbpn_test.h"
+
+SBPN_TOPOLOGY(NULL, NULL, "netem delay 2000ms limit 10000", NULL)
+
+/* Expiries in ms after the first packet, one per frame; 0: none */
+enum { SOON = 700, A = 10000, B = 20000, C = 25000, AUDIO = 30000 };
+
+FIXTURE(frame) {
+	struct sbpn_conn c;
+};
+
+FIXTURE_VARIANT(frame) {
+	int on;
+};
+
+FIXTURE_VARIANT_ADD(frame, off) { .on = 0 };
+FIXTURE_VARIANT_ADD(frame, on) { .on = 1 };
+
+FIXTURE_SETUP(frame)
+{
+	sbpn_connect(_metadata, &self->c, 1, 3, DCCPQ_POLICY_SBPN1, 4);
+}
+
+FIXTURE_TEARDOWN(frame)
+{
+}
+
+/*
+ * Video frames A (1, 2) and B (3, 4) fill the queue; audio 5 evicts 4, the
+ * packet sent last.  With the option B is given up: 3 goes with 4, B's
+ * late piece 6 is dropped on arrival, and a new frame C (7) finds room.
+ * Without it 3 stays, and 6 and 7 are refused by the full queue.
+ */
+TEST_F(frame, evicted)
+{
+	static const struct sbpn_pkt p[] = {
+		{ 1, 0, A }, { 2, 0, A }, { 3, 0, B }, { 4, 0, B },
+		{ 5, 1, AUDIO }, { 6, 0, B }, { 7, 0, C },
+	};
+	static const uint32_t off[] = { 0, 5, 1, 2, 3 };
+	static const uint32_t on[] = { 0, 5, 1, 2, 7 };
+	struct dccp_qpolicy_stats s;
+	int refused;
+
+	sbpn_set_flag(_metadata, self->c.cfd, DCCP_SOCKOPT_QPOLICY_FRAME, variant->on);
+	s = sbpn_send_pkts(_metadata, self->c.cfd, p, ARRAY_SIZE(p), &refused);
+	EXPECT_EQ(variant->on ? 0 : 2, refused);
+	EXPECT_EQ(1, s.evicted);
+	EXPECT_EQ(variant->on ? 2 : 0, s.frame);
+	EXPECT_EQ(4, s.qlen);
+	s = sbpn_expect_order(_metadata, &self->c, variant->on ? on : off,
+			      ARRAY_SIZE(off));
+	EXPECT_EQ(0, s.expired + s.expired_sent);
+	EXPECT_EQ(variant->on ? 2 : 0, s.frame);
+}
+
+/*
+ * A (1, 2) and B (3, 4) fill the queue; B's third piece 5 would be sent
+ * last and is refused.  With the option that gives up B: 3 and 4 are
+ * discarded, and frame C (6) finds room.  Without it B's two pieces stay
+ * and C is refused.
+ */
+TEST_F(frame, refused)
+{
+	static const struct sbpn_pkt p[] = {
+		{ 1, 0, A }, { 2, 0, A }, { 3, 0, B }, { 4, 0, B },
+		{ 5, 0, B }, { 6, 0, C },
+	};
+	static const uint32_t off[] = { 0, 1, 2, 3, 4 };
+	static const uint32_t on[] = { 0, 1, 2, 6 };
+	struct dccp_qpolicy_stats s;
+	int refused;
+
+	ASSERT_EQ(0, dt_setopt(self->c.cfd, DCCP_SOCKOPT_QPOLICY_FRAME, variant->on));
+	s = sbpn_send_pkts(_metadata, self->c.cfd, p, ARRAY_SIZE(p), &refused);
+	EXPECT_EQ(variant->on ? 1 : 2, refused);
+	EXPECT_EQ(variant->on ? 1 : 2, s.refused);
+	EXPECT_EQ(0, s.evicted);
+	EXPECT_EQ(variant->on ? 2 : 0, s.frame);
+	s = sbpn_expect_order(_metadata, &self->c, variant->on ? on : off,
+			      variant->on ? ARRAY_SIZE(on) : ARRAY_SIZE(off));
+	EXPECT_EQ(0, s.expired + s.expired_sent);
+}
+
+/*
+ * Frame A (1, 2, 3) is due in 700 ms: 1 leaves at 500 ms, and at 1 s 2 is
+ * found expired.  With the option 3 goes with it, given up with its frame;
+ * without it 3 is found expired on its own.  Frame B (4) is sent.
+ */
+TEST_F(frame, expired)
+{
+	static const struct sbpn_pkt p[] = {
+		{ 1, 0, SOON }, { 2, 0, SOON }, { 3, 0, SOON }, { 4, 0, B },
+	};
+	static const uint32_t want[] = { 0, 1, 4 };
+	struct dccp_qpolicy_stats s;
+	int refused;
+
+	ASSERT_EQ(0, dt_setopt(self->c.cfd, DCCP_SOCKOPT_QPOLICY_FRAME, variant->on));
+	sbpn_send_pkts(_metadata, self->c.cfd, p, ARRAY_SIZE(p), &refused);
+	EXPECT_EQ(0, refused);
+	s = sbpn_expect_order(_metadata, &self->c, want, ARRAY_SIZE(want));
+	EXPECT_EQ(variant->on ? 1 : 2, s.expired);
+	EXPECT_EQ(variant->on ? 1 : 0, s.frame);
+}
+
+/*
+ * Packets without expiry are each a frame of their own: audio 5 evicts 4
+ * alone, with the option or without.
+ */
+TEST_F(frame, no_expiry)
+{
+	static const struct sbpn_pkt p[] = {
+		{ 1, 0, 0 }, { 2, 0, 0 }, { 3, 0, 0 }, { 4, 0, 0 },
+		{ 5, 1, AUDIO },
+	};
+	static const uint32_t want[] = { 0, 5, 1, 2, 3 };
+	struct dccp_qpolicy_stats s;
+	int refused;
+
+	ASSERT_EQ(0, dt_setopt(self->c.cfd, DCCP_SOCKOPT_QPOLICY_FRAME, variant->on));
+	s = sbpn_send_pkts(_metadata, self->c.cfd, p, ARRAY_SIZE(p), &refused);
+	EXPECT_EQ(0, refused);
+	EXPECT_EQ(1, s.evicted);
+	s = sbpn_expect_order(_metadata, &self->c, want, ARRAY_SIZE(want));
+	EXPECT_EQ(0, s.frame);
+}
+
+FIXTURE(frame_notices) {
+	struct sbpn_conn c;
+};
+
+FIXTURE_SETUP(frame_notices)
+{
+	sbpn_connect(_metadata, &self->c, 1, 3, DCCPQ_POLICY_SBPN1, 4);
+}
+
+FIXTURE_TEARDOWN(frame_notices)
+{
+}
+
+/*
+ * With notices, as in frame.evicted with the option: 4 comes back evicted,
+ * 3 and 6 given up with their frame, each with B's expiry.
+ */
+TEST_F(frame_notices, evicted)
+{
+	static const struct sbpn_pkt p[] = {
+		{ 1, 0, A }, { 2, 0, A }, { 3, 0, B }, { 4, 0, B },
+		{ 5, 1, AUDIO }, { 6, 0, B }, { 7, 0, C },
+	};
+	static const struct { uint32_t tag; uint8_t code; } want[] = {
+		{ 4, DCCP_QPOLICY_EE_EVICTED }, { 3, DCCP_QPOLICY_EE_FRAME },
+		{ 6, DCCP_QPOLICY_EE_FRAME },
+	};
+	uint64_t expiry = 0;
+	int fd = self->c.cfd, refused;
+
+	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_FRAME, 1));
+	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_NOTIFY, 1));
+	sbpn_send_pkts(_metadata, fd, p, ARRAY_SIZE(p), &refused);
+	EXPECT_EQ(0, refused);
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		struct sock_extended_err ee;
+		char payload[DT_PAYLOAD];
+		uint32_t tag;
+		ssize_t len;
+
+		len = sbpn_read_notice(fd, payload, sizeof(payload), &ee);
+		ASSERT_EQ(DT_PAYLOAD, len);
+		memcpy(&tag, payload, sizeof(tag));
+		EXPECT_EQ(want[i].tag, tag);
+		EXPECT_EQ(want[i].code, ee.ee_code);
+		EXPECT_EQ(ECANCELED, ee.ee_errno);
+		if (i == 0)
+			expiry = (uint64_t)ee.ee_data << 32 | ee.ee_info;
+		else
+			EXPECT_EQ(expiry, (uint64_t)ee.ee_data << 32 | ee.ee_info);
+	}
+	EXPECT_EQ(-EAGAIN, sbpn_read_notice(fd, NULL, 0, &(struct sock_extended_err){ 0 }));
+}
+
+TEST_HARNESS_MAIN
