@@ -2,9 +2,10 @@
 """Figures of one comparison, drawn from result files (never by running).
 
 draw_comparison() writes figures/<slug>-<kind>.png and .svg for:
-  delivery  bars per policy: audio and video on time and received, mean
-            with 95 % Student-t error bars (as in the SBPN paper, clipped
-            to 0-100 %) and a dot per run;
+  delivery  bars per policy: audio and video on time and received, and
+            whole video frames on time, mean with 95 % Student-t error
+            bars (as in the SBPN paper, clipped to 0-100 %) and a dot per
+            run;
   delay     one-way delay CDFs of the received packets, all runs pooled,
             with the packets' lifetime marked;
   rates     throughput, goodput and loss rate of the media flow and what
@@ -33,6 +34,7 @@ import numpy as np  # noqa: E402
 from . import stats  # noqa: E402
 
 CLASS_COLOURS = {"audio": ("#1f5fa8", "#9dc3ea"), "video": ("#c0561c", "#f2b48f")}
+FRAMES_COLOUR = "#6b2a08"  # whole video frames on time
 FORMATS = ("png", "svg")
 
 
@@ -88,6 +90,9 @@ def delivery_bars(rows, order, title):
     fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(order) + 2), 4))
     bars = [(c, m, label) for c in stats.CLASSES for m, label in
             (("on_time_frac", "on time"), ("received_frac", "received"))]
+    # whole frames (every piece on time), where the rows count them
+    if all("video.frames_on_time_frac" in r for r in rows):
+        bars.append(("video", "frames_on_time_frac", "whole frames on time"))
     width = 0.8 / len(bars)
     x = np.arange(len(order))
     for i, (cls, m, label) in enumerate(bars):
@@ -98,16 +103,17 @@ def delivery_bars(rows, order, title):
         # A t interval is not bounded by 0 and 100 %; the axis is.
         err = [np.minimum(ci, mean), np.minimum(ci, 100 - mean)]
         pos = x + (i - (len(bars) - 1) / 2) * width
-        colour = CLASS_COLOURS[cls][0 if m == "on_time_frac" else 1]
+        colour = (FRAMES_COLOUR if m == "frames_on_time_frac" else
+                  CLASS_COLOURS[cls][0 if m == "on_time_frac" else 1])
         ax.bar(pos, mean, width, yerr=err, capsize=3, color=colour, label=f"{cls} {label}")
         for xp, v in zip(pos, values):
             ax.plot([xp] * len(v), v, ".", color="black", markersize=3)
     ax.set_xticks(x, [f"{p}\n(n={sum(r['policy'] == p for r in rows)})" for p in order])
-    ax.set_ylabel("% of scheduled packets")
+    ax.set_ylabel("% of scheduled packets (frames)")
     ax.set_ylim(0, 102)
     ax.set_title(f"{title}\nmean, 95 % CI (clipped to 0-100 %) and each run (dots)",
                  fontsize=9)
-    ax.legend(fontsize=8, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.18))
+    ax.legend(fontsize=8, ncol=len(bars), loc="upper center", bbox_to_anchor=(0.5, -0.18))
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     return fig
@@ -247,7 +253,8 @@ def draw_sweep(out, slug, title, param, points, baseline):
 
 
 FATE_COLOURS = {"on time": "#2a9d3a", "late": "#e0a800", "lost in the network": "#7a3db8",
-                "expired": "#d62728", "evicted": "#8c564b", "CCID error": "#17becf",
+                "expired": "#d62728", "evicted": "#8c564b", "given up with frame": "#e377c2",
+                "CCID error": "#17becf",
                 "refused": "#555555"}
 CLASS_MARKERS = {"audio": "o", "video": "s", "data": "^"}
 
