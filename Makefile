@@ -97,14 +97,14 @@ check: all
 # `make demo` resumes: it only runs what is missing (rm -rf build/demo to
 # start afresh).
 # DEMO_JOBS runs at once (2: the two cores of our machines); DEMO_ONLY picks
-# SIMPLE, SBPN2 and SBPN2+sp+pd from the demo's sweep.  The report opens with
-# SBPN2+sp+pd's paired differences to SIMPLE and whether their intervals
+# SIMPLE, SBPN2 and SBPN2+sp+pd+owd+fw from the demo's sweep.  The report opens
+# with SBPN2+sp+pd+owd+fw's paired differences to SIMPLE and whether their intervals
 # allow a conclusion, beside the shipped 30-pair reference (DEMO_REFERENCE),
 # and draws the per-run figure of the first run of each.
 DEMO_JOBS	?= 2
-DEMO_ONLY	:= policy=simple,size_pacing=False,predict=False,owd=False|policy=sbpn2,size_pacing=(False,predict=False,owd=False|True,predict=True,owd=True)
-DEMO_BEST	:= sbpn2+sp+pd+owd
-DEMO_REFERENCE	:= Documentation/results/goal-rtt80-q5-bound-summary.csv
+DEMO_ONLY	:= policy=simple,size_pacing=False,predict=False,owd=False,frame=False|policy=sbpn2,size_pacing=(False,predict=False,owd=False,frame=False|True,predict=True,owd=True,frame=True)
+DEMO_BEST	:= sbpn2+sp+pd+owd+fw
+DEMO_REFERENCE	:= Documentation/results/frame-rtt80-q5-summary.csv
 demo: all venv
 	@scripts/vm-run --timeout 2400 --out $(BUILD)/demo -- \
 		scripts/sbpn-lab run --jobs $(DEMO_JOBS) --only '$(DEMO_ONLY)' \
