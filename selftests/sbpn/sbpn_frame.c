@@ -121,6 +121,43 @@ TEST_F(frame, expired)
 }
 
 /*
+ * Two frames of one priority given up, the newer first: audio 5 evicts 4,
+ * which gives up frame B (3 goes with it); at 1 s frame SOON (1, 2) is found
+ * expired at dequeue and given up too.  B's late piece 6, sent after that,
+ * must still be discarded on arrival: giving up an older frame must not
+ * make the policy forget a newer one whose pieces can still come.  C (7)
+ * is sent.  Without the option 1 and 2 expire alone and 3, 6 and 7 are sent.
+ */
+TEST_F(frame, older_after_newer)
+{
+	static const struct sbpn_pkt p[] = {
+		{ 1, 0, SOON }, { 2, 0, SOON }, { 3, 0, B }, { 4, 0, B },
+		{ 5, 1, AUDIO },
+	};
+	static const uint32_t off[] = { 0, 5, 3, 6, 7 };
+	static const uint32_t on[] = { 0, 5, 7 };
+	uint64_t start = sbpn_in_ms(0);
+	struct dccp_qpolicy_stats s;
+	int fd = self->c.cfd, refused;
+
+	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_QPOLICY_FRAME, variant->on);
+	s = sbpn_send_pkts_at(_metadata, fd, start, p, ARRAY_SIZE(p), &refused);
+	EXPECT_EQ(0, refused);
+	EXPECT_EQ(1, s.evicted);
+	/* 5 leaves at 500 ms, SOON is found expired at 1 s */
+	dt_sleep_ms(1400);
+	ASSERT_EQ(0, dt_send(fd, 6, 1, 0, 1, start + B * NSEC_PER_MSEC,
+			     MSG_DONTWAIT));
+	ASSERT_EQ(0, dt_send(fd, 7, 1, 0, 1, start + C * NSEC_PER_MSEC,
+			     MSG_DONTWAIT));
+	s = sbpn_expect_order(_metadata, &self->c, variant->on ? on : off,
+			      variant->on ? ARRAY_SIZE(on) : ARRAY_SIZE(off));
+	EXPECT_EQ(1, s.evicted);
+	EXPECT_EQ(variant->on ? 1 : 2, s.expired);
+	EXPECT_EQ(variant->on ? 3 : 0, s.frame);
+}
+
+/*
  * Packets without expiry are each a frame of their own: audio 5 evicts 4
  * alone, with the option or without.
  */

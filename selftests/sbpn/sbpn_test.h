@@ -439,14 +439,14 @@ struct sbpn_pkt {
 /*
  * On a path that holds all but the first packet back (feedback delayed, as
  * in sbpn_predict): send one packet that leaves at once (tag 0), then @n
- * with priority and expiry, counting those refused (EAGAIN) in @refused.
- * Returns the counters with them queued.
+ * with priority and expiry (@start, CLOCK_MONOTONIC ns, plus due_ms),
+ * counting those refused (EAGAIN) in @refused.  Returns the counters with
+ * them queued.
  */
 static inline struct dccp_qpolicy_stats
-sbpn_send_pkts(struct __test_metadata *_metadata, int fd,
-	       const struct sbpn_pkt *p, int n, int *refused)
+sbpn_send_pkts_at(struct __test_metadata *_metadata, int fd, uint64_t start,
+		  const struct sbpn_pkt *p, int n, int *refused)
 {
-	uint64_t start = sbpn_in_ms(0);
 	struct dccp_qpolicy_stats s;
 
 	ASSERT_EQ(0, dt_send(fd, 0, 1, 1, 0, 0, MSG_DONTWAIT));
@@ -466,6 +466,14 @@ sbpn_send_pkts(struct __test_metadata *_metadata, int fd,
 	/* the first packet has left, the others wait */
 	ASSERT_EQ(1, s.sent);
 	return s;
+}
+
+/* sbpn_send_pkts_at() with expiries from now */
+static inline struct dccp_qpolicy_stats
+sbpn_send_pkts(struct __test_metadata *_metadata, int fd,
+	       const struct sbpn_pkt *p, int n, int *refused)
+{
+	return sbpn_send_pkts_at(_metadata, fd, sbpn_in_ms(0), p, n, refused);
 }
 
 /*
