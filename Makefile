@@ -11,6 +11,7 @@
 #   make demo       the main job: a short SBPN-vs-CCID3 experiment in the VM
 #   make reproduce  the paper's experiments in full (ONLY=, JOBS=; 40 h, JOBS=4 11 h)
 #   make bench      enqueue+dequeue cost per packet of each queueing policy (VM)
+#   make friendliness  CCID 3's TCP-friendliness: normalised throughput (VM)
 #   make vm CMD=... run a command in the VM (e.g. CMD="scripts/modules.sh status")
 #   make style      checkpatch.pl --strict on kernel/ and patches/
 #   make venv       .venv with the analysis' pinned Python packages
@@ -40,19 +41,21 @@ SBPN_VERSION	:= $(shell git -C $(ROOT) describe --always --dirty 2>/dev/null || 
 export KVER BUILD ABI
 
 .PHONY: all inputs modules headers userspace selftests check demo reproduce bench \
-	check-debug stress stress-debug fuzz style venv vm load unload clean
+	friendliness friendliness-v2-modules check-debug stress stress-debug fuzz style \
+	venv vm load unload clean
 
 all: modules headers userspace selftests
 
 inputs:
 	@scripts/kernel-inputs.sh
 
-# $(call dccp_modules,DIR,KBUILD-ARGS[,KDIR]): assemble DIR/tree and build the
-# DCCP modules from it into DIR/modules, against KDIR (default: Debian's
-# headers).  The kernel ABI is only known once the inputs exist, so kbuild
-# runs in a recursive make that reads it from the target's env file.
+# $(call dccp_modules,DIR,KBUILD-ARGS[,KDIR[,PATCHES]]): assemble DIR/tree
+# (from the series in PATCHES, default patches/) and build the DCCP modules
+# from it into DIR/modules, against KDIR (default: Debian's headers).  The
+# kernel ABI is only known once the inputs exist, so kbuild runs in a
+# recursive make that reads it from the target's env file.
 define dccp_modules
-	@BUILD=$(1) scripts/build-tree.sh
+	@BUILD=$(1) $(if $(4),PATCHES=$(4)) scripts/build-tree.sh
 	@. $(ENV) && \
 	$(MAKE) --no-print-directory -C $(or $(3),/lib/modules/$$ABI/build) \
 		M=$(1)/tree/net/dccp \
@@ -141,6 +144,53 @@ bench: inputs
 	$(call dccp_modules,$(BUILD)/bench,SBPN_BENCH=y)
 	@BUILD=$(BUILD)/bench scripts/vm-run --timeout 3600 \
 		--out $(BUILD)/bench/out -- scripts/bench-qpolicy.py $(BENCH_ARGS)
+
+# The TCP-friendliness benchmark (Documentation/testbed.rst): a greedy DCCP
+# sender against 1, 2 or 4 Reno flows, scripts/scenarios/friendliness-*.toml,
+# the cells picked by FR_CELLS, 10 runs of 40 s each: SIMPLE and SBPN2 with
+# size pacing off (unmodified CCID 3) and on (patch 32) over our modules, in
+# one VM boot; then the runs with size pacing on (FR_V2_ONLY: SBPN2 only, by
+# default) over the old patch 32's modules in a second, into campaigns named
+# <scenario>-v2; then `sbpn-lab friendliness` prints the table and writes
+# FR_RESULTS/friendliness.csv.  The old modules are built under
+# build/friendliness-v2 from the series as it was at FR_V2_COMMIT: f5e84ea,
+# the last commit before patch 32 was rewritten, whose patch 32 is 28ab640's
+# and whose other patches are today's (39, the receiver's open loss
+# interval, and 38's revision came after 28ab640), so that the two module
+# sets differ in patch 32 alone.  FR_ONLY=REGEX keeps the runs whose id
+# matches as well (FR_ONLY='rep=0[1-3]$': three repetitions); a second
+# call resumes.
+FR_JOBS		?= 8
+FR_RESULTS	?= $(BUILD)/friendliness
+FR_ONLY		?=
+FR_SCENARIOS	:= $(sort $(wildcard scripts/scenarios/friendliness-*.toml))
+FR_CELLS	:= tcp_flows=2,|rtt_ms=80,
+FR_V2		:= $(BUILD)/friendliness-v2
+FR_V2_COMMIT	?= f5e84ea
+FR_V2_ONLY	?= policy=sbpn2,size_pacing=True
+# --only for sbpn-lab run: the cells, FR_ONLY and (for v2) $(1), all of them.
+fr_only		= ^(?=.*(?:$(FR_CELLS)))(?=.*(?:$(FR_ONLY)))$(if $(1),(?=.*(?:$(1))))
+# In the guest: one sbpn-lab run per scenario, each into <scenario>-v2;
+# $$1 is the --only regex, the rest the scenario files.
+FR_V2_RUN	= only=$$1; shift; rc=0; for s; do scripts/sbpn-lab run --jobs $(FR_JOBS) \
+		--only "$$only" --campaign "$$(basename "$$s" .toml)-v2" "$$s" || rc=1; \
+		done; exit $$rc
+FR_CAMPAIGNS	= $(foreach s,$(FR_SCENARIOS),$(FR_RESULTS)/$(basename $(notdir $(s))) \
+		$(FR_RESULTS)/$(basename $(notdir $(s)))-v2)
+
+friendliness-v2-modules: inputs
+	@rm -rf $(FR_V2)/patches && mkdir -p $(FR_V2)
+	@git -C $(ROOT) archive $(FR_V2_COMMIT) patches | tar -x -C $(FR_V2)
+	$(call dccp_modules,$(FR_V2),SBPN_VERSION=$(SBPN_VERSION)+v2-$(FR_V2_COMMIT),,$(FR_V2)/patches)
+	@echo "friendliness: old patch 32's modules in $(FR_V2)/modules (version" \
+		"$(SBPN_VERSION)+v2-$(FR_V2_COMMIT))"
+
+friendliness: all venv friendliness-v2-modules
+	@scripts/vm-run --timeout 172800 --out $(FR_RESULTS) -- \
+		scripts/sbpn-lab run --jobs $(FR_JOBS) --only '$(call fr_only)' $(FR_SCENARIOS)
+	@BUILD=$(FR_V2) scripts/vm-run --timeout 172800 --out $(FR_RESULTS) -- \
+		sh -c '$(FR_V2_RUN)' sh '$(call fr_only,$(FR_V2_ONLY))' $(FR_SCENARIOS)
+	@.venv/bin/python scripts/sbpn-lab friendliness --out $(FR_RESULTS) $(FR_CAMPAIGNS)
 
 # The in-guest suite on the debug kernel (KASAN, kmemleak, lockdep; see
 # Documentation/robustness.rst), with our modules built against it.

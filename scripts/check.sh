@@ -120,6 +120,8 @@ echo "== analysis (host)"
 if scripts/venv.sh >"$LOG/venv.log" 2>&1; then
 	.venv/bin/python scripts/tests/test_stats.py 2>&1 | tee "$LOG/stats.log"
 	count_suite stats "$LOG/stats.log" "${PIPESTATUS[0]}"
+	.venv/bin/python scripts/tests/test_friendliness.py 2>&1 | tee "$LOG/friendliness.log"
+	count_suite friendliness "$LOG/friendliness.log" "${PIPESTATUS[0]}"
 else
 	cat "$LOG/venv.log"
 	failed=$((failed + 1))

@@ -7,6 +7,8 @@
   sbpn-lab handshake SCENARIO     DCCP handshake times over its path (in the VM)
   sbpn-lab report ...             tables and plots (sbpnlab.report)
   sbpn-lab compare A B            B minus A, run by run (sbpnlab.compare)
+  sbpn-lab friendliness DIR...    normalised throughput of the TCP-friendliness
+                                  benchmark's campaigns (sbpnlab.friendliness)
 
 Exit status: 0 ok, 1 a run failed (or report failed), 2 bad input.
 """
@@ -222,7 +224,10 @@ def main(argv=None):
         "report": sub.add_parser("report", help="tables and plots from a results "
                                  "directory (sbpnlab.report; needs .venv)"),
         "compare": sub.add_parser("compare", help="B minus A for the runs two campaigns "
-                                  "share (sbpnlab.compare; needs .venv)")}
+                                  "share (sbpnlab.compare; needs .venv)"),
+        "friendliness": sub.add_parser("friendliness", help="the TCP-friendliness "
+                                       "benchmark's table: normalised throughput per cell "
+                                       "and controller (sbpnlab.friendliness; needs .venv)")}
     if argv[:1] and argv[0] in analysis:
         try:
             module = importlib.import_module(f"sbpnlab.{argv[0]}")

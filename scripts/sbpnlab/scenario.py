@@ -325,6 +325,7 @@ SWEEP_KEYS = {
     "loss_pct": lambda c, s, k: c.number(s, k, None, 0, 100),
     "queue_packets": lambda c, s, k: c.number(s, k, None, 1, 100000, integer=True),
     "initcwnd": lambda c, s, k: c.number(s, k, None, 1, 1000, integer=True),
+    "tcp_flows": lambda c, s, k: c.number(s, k, None, 0, 64, integer=True),
 }
 
 
@@ -360,6 +361,9 @@ def apply_point(config, point):
         elif name == "initcwnd":
             for g in cfg["short_tcp"]:
                 g[name] = v
+        elif name == "tcp_flows":
+            for g in cfg["tcp"]:
+                g["flows"] = v
         elif name == "queue_packets":
             cfg["link"].pop("queue_bytes", None)
             cfg["link"]["queue_packets"] = v
@@ -454,6 +458,8 @@ def load(path):
     sweep = _check_sweep(c, raw.get("sweep", {}))
     if "initcwnd" in sweep and not config["short_tcp"]:
         c.fail(("sweep", "initcwnd"), "[[short_tcp]] groups for it to set (there are none)")
+    if "tcp_flows" in sweep and not config["tcp"]:
+        c.fail(("sweep", "tcp_flows"), "[[tcp]] groups for it to set (there are none)")
     for m in config["media"]:
         edf = sweep.get("edf", [m["edf"]])
         newest = sweep.get("newest", [m["newest"]])

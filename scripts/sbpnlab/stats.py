@@ -592,9 +592,11 @@ def run_metrics(run, buffer_s):
     if run.short is not None:
         goodput.update({f"short.g{g}": r for g, r in short_rates(run.short, edges).items()})
     shared = link_share(goodput, link_capacity(run, edges), window)
-    # what the competing (forward) TCP flows got, together
+    # what the competing (forward) TCP flows got, together, and how many
+    # they were (the mean flow's share is the one divided by the other)
     shared["tcp.goodput_kbps"] = (sum(float(goodput[n][window].mean()) for n in competing)
                                   / 1000 if competing else math.nan)
+    shared["tcp.flows"] = len(competing)
     if run.short is not None:
         shared.update(short_flows(run.short))
         shared["short.groups"] = {g: short_group_label(grp) for g, grp in

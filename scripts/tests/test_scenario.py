@@ -118,6 +118,12 @@ BAD = [
     ("initcwnd sweep without short flows",
      GOOD.replace("rtt_ms = [30, 150]", "initcwnd = [3, 10]"),
      ["field 'sweep.initcwnd'", "[[short_tcp]]"]),
+    ("tcp_flows sweep without tcp groups",
+     GOOD.replace("[[tcp]]\nflows = 2\n\n", "").replace("rtt_ms = [30, 150]",
+                                                         "tcp_flows = [1, 2]"),
+     ["field 'sweep.tcp_flows'", "[[tcp]]"]),
+    ("tcp_flows sweep value", GOOD.replace("rtt_ms = [30, 150]", "tcp_flows = [2, 65]"),
+     ["field 'sweep.tcp_flows'", "0..64", "65"]),
     ("edf and newest", GOOD.replace('name = "a"', 'name = "a"\nedf = true\nnewest = true'),
      [":19:", "field 'media[0].newest'", "edf"]),
     ("edf and newest swept", GOOD.replace("rtt_ms = [30, 150]",
@@ -445,6 +451,13 @@ def main():
               sorted({(r.point["initcwnd"], tuple(g["initcwnd"] for g in r.config["short_tcp"]))
                       for r in iw}) == [(3, (3, 3)), (32, (32, 32))],
               str([(r.id, r.config["short_tcp"]) for r in iw[:2]]))
+        tf = load(write(tmp, GOOD.replace("rtt_ms = [30, 150]", "tcp_flows = [1, 4]").replace(
+            "[[media]]", "[[tcp]]\ndirection = \"reverse\"\n\n[[media]]", 1), "tf.toml")).runs()
+        check("sweep tcp_flows sets the flows of every [[tcp]] group",
+              sorted({(r.point["tcp_flows"], tuple(g["flows"] for g in r.config["tcp"]))
+                      for r in tf}) == [(1, (1, 1)), (4, (4, 4))] and
+              tf[0].id == "policy=simple,tcp_flows=1,rep=01",
+              str([(r.id, r.config["tcp"]) for r in tf[:2]]))
         check("last_rtt and owd sweeps mark only the SBPN policies",
               labels == {"simple", "sbpn2", "sbpn2+lr", "sbpn2+owd", "sbpn2+lr+owd", "udp"},
               str(sorted(labels)))
