@@ -32,6 +32,8 @@ from . import plots, stats
 from .scenario import parse_rate
 
 NOT_RUN_LISTED = 5
+# A run stalled when X was below the audio rate for this share of its time
+STALLED = 0.5
 MAIN_COLUMNS = (("audio", "on_time_frac", "audio on time %"),
                 ("audio", "received_frac", "audio received %"),
                 ("video", "on_time_frac", "video on time %"),
@@ -454,11 +456,19 @@ def read_reference(path, policy="sbpn2"):
     return out
 
 
+def stalled_runs(rows):
+    """How many of the runs stalled: X below the audio rate for at least
+    half of the time after warm-up (Documentation/statistics.rst); "-"
+    where no run has a CCID3 log."""
+    known = [r["stall"] for r in rows if math.isfinite(r.get("stall", math.nan))]
+    return str(sum(v >= STALLED for v in known)) if known else "-"
+
+
 def main_table(by_policy, summaries):
     head = (["policy", "runs"] + [c[2] for c in MAIN_COLUMNS]
-            + ["X < audio rate %", "competing TCP kbit/s"])
+            + ["X < audio rate %", "stalled runs", "competing TCP kbit/s"])
     table = [[p, str(len(rs))] + [cell(summaries[p, f"{c}.{m}"]) for c, m, _ in MAIN_COLUMNS]
-             + [cell(summaries[p, "stall"]),
+             + [cell(summaries[p, "stall"]), stalled_runs(rs),
                 cell(summaries.get((p, "tcp.goodput_kbps"), stats.summary([])), 1)]
              for p, rs in by_policy.items()]
     return ("mean ±95 % CI (Student's t) (min/median/max) over runs; warm-up discarded; "

@@ -534,6 +534,13 @@ def report_tables():
           close(float(s["ci95"]), 0.248414, 1e-6), f"csv {s}")
     check(close(float(got["simple", "stall"]["mean"]), 0.5) and
           close(float(got["prio", "stall"]["mean"]), 0), "stall in csv")
+    # stalled runs: every simple run had X below the audio rate for exactly
+    # half its time (stalled: at least half), no prio run ever
+    i = lines.index(next(x for x in lines if x.startswith("policy  runs")))
+    head = lines[i]
+    at = head.index("stalled runs")
+    stalled = {x.split()[0]: x[at:].split()[0] for x in lines[i + 1:i + 3]}
+    check(stalled == {"simple": "3", "prio": "0"}, f"stalled runs: {stalled}\n{head}")
     i = lines.index(next(x for x in lines if x.startswith("policy  group")))
     check([x.split() for x in lines[i + 1:i + 4]] ==
           [["simple", "all", "5", "60.0", "1000", "1900"],
