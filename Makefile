@@ -107,7 +107,7 @@ check: all
 DEMO_JOBS	?= 2
 DEMO_ONLY	:= policy=simple,size_pacing=False,predict=False,owd=False,frame=False|policy=sbpn2,size_pacing=(False,predict=False,owd=False,frame=False|True,predict=True,owd=True,frame=True)
 DEMO_BEST	:= sbpn2+sp+pd+owd+fw
-DEMO_REFERENCE	:= Documentation/results/frame-rtt80-q5-summary.csv
+DEMO_REFERENCE	:= Documentation/results/rfc-rtt80-q5-summary.csv
 demo: all venv
 	@scripts/vm-run --timeout 2400 --out $(BUILD)/demo -- \
 		scripts/sbpn-lab run --jobs $(DEMO_JOBS) --only '$(DEMO_ONLY)' \
