@@ -25,7 +25,6 @@ COLUMNS = (("audio.on_time_frac", 100, "audio on time", "pp"),
            ("utilisation", 100, "utilisation", "pp"),
            ("tcp.goodput_kbps", 1, "competing TCP", "kbit/s"),
            ("send_late_p99_ms", 1, "send late p99", "ms"))
-LISTED = 5
 
 
 def add_arguments(parser):
@@ -94,17 +93,9 @@ def run(args):
           f"B: {args.second} ({len({k[0] for k in b})} complete runs)")
     not_used = sorted(set(unpaired + [(r, f"A: {why}") for r, why in bad_a] +
                           [(r, f"B: {why}") for r, why in bad_b]))
-    never = [u for u in not_used if "not run" in u[1]]
-    not_used = [u for u in not_used if "not run" not in u[1]]
-    if never:
-        print(f"Left out: {len(never)} listed in campaign.json but never made "
-              "(a partial campaign)")
-    if not_used:
-        print(f"Not paired ({len(not_used)}):")
-        for run_id, why in not_used[:LISTED]:
-            print(f"  {run_id}: {why}")
-        if len(not_used) > LISTED:
-            print(f"  ... and {len(not_used) - LISTED} more")
+    for line in report.left_out(not_used, "Not paired", "listed in campaign.json but "
+                                "never made (a partial campaign)"):
+        print(line)
     if not pairs:
         print("No run is complete in both campaigns.")
         return 1

@@ -28,7 +28,6 @@ V2_SUFFIX = "-v2"
 # The marker `make friendliness` puts into the old modules' version.
 V2_VERSION_MARK = "+v2-"
 CONTROLLERS = ("unmodified", "new", "v2", "unmodified, v2 modules")
-LISTED = 5
 
 
 def add_arguments(parser):
@@ -230,16 +229,9 @@ def run(args):
         for msg in too_new:
             print(f"sbpn-lab friendliness: {msg}", file=sys.stderr)
         return 2
-    never = [u for u in unusable if u[1].startswith("not run")]
-    unusable = sorted(u for u in unusable if not u[1].startswith("not run"))
-    if never:
-        print(f"Left out: {len(never)} runs listed in campaign.json but never made")
-    if unusable:
-        print(f"Runs not used ({len(unusable)}):")
-        for run_id, why in unusable[:LISTED]:
-            print(f"  {run_id}: {why}")
-        if len(unusable) > LISTED:
-            print(f"  ... and {len(unusable) - LISTED} more")
+    for line in report.left_out(sorted(unusable), "Runs not used",
+                                "runs listed in campaign.json but never made"):
+        print(line)
     if not samples:
         print("No usable run.")
         return 1

@@ -32,6 +32,8 @@ from . import plots, stats
 from .scenario import parse_rate
 
 NOT_RUN_LISTED = 5
+# Runs not used that compare and friendliness name, beyond which they count
+LISTED = 5
 # A run stalled when X was below the audio rate for this share of its time
 STALLED = 0.5
 MAIN_COLUMNS = (("audio", "on_time_frac", "audio on time %"),
@@ -454,6 +456,22 @@ def read_reference(path, policy="sbpn2"):
                 raise ValueError(f"{path}: row {r!r} is not a summary") from None
             out["_n"] = max(out["_n"], int(out[metric]["n"]))
     return out
+
+
+def left_out(items, heading, never_made):
+    """Lines for the runs a command could not use, (run id, why) each: one
+    line counting those never made (a partial campaign), then the others
+    under heading, LISTED of them named.  compare and friendliness print
+    these; the report lists every run."""
+    never = [u for u in items if "not run" in u[1]]
+    rest = [u for u in items if "not run" not in u[1]]
+    lines = [f"Left out: {len(never)} {never_made}"] if never else []
+    if rest:
+        lines.append(f"{heading} ({len(rest)}):")
+        lines += [f"  {run_id}: {why}" for run_id, why in rest[:LISTED]]
+        if len(rest) > LISTED:
+            lines.append(f"  ... and {len(rest) - LISTED} more")
+    return lines
 
 
 def stalled_runs(rows):
