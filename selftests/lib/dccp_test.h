@@ -319,6 +319,15 @@ static inline int dt_send_raw_cmsg(int fd, int level, int type, size_t len)
 	return sendmsg(fd, &msg, MSG_DONTWAIT) < 0 ? -errno : 0;
 }
 
+/* Read and drop what @fd has queued, so that a receiver never stops the sender. */
+static inline void dt_recv_drop(int fd)
+{
+	char buf[2048];
+
+	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+}
+
 /*
  * Receive tagged packets into @tags until @quiet_ms pass without one or
  * @max arrive; returns the count.

@@ -42,15 +42,6 @@ FIXTURE_TEARDOWN(open_interval)
 {
 }
 
-/* Read what the receiver has so that it never stops the sender. */
-static void drain(int fd)
-{
-	char buf[2048];
-
-	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
-		;
-}
-
 /* One packet of LEN bytes; a full send buffer (EAGAIN) is no error here. */
 static void send_one(struct __test_metadata *_metadata, int fd, uint32_t *tag)
 {
@@ -70,7 +61,7 @@ TEST_F(open_interval, p_falls)
 	for (ms = 0; ms < WARM_MS; ms += PERIOD_MS) {
 		send_one(_metadata, fd, &tag);
 		dt_sleep_ms(PERIOD_MS);
-		drain(self->c.afd);
+		dt_recv_drop(self->c.afd);
 	}
 	ti = sbpn_tx_info(_metadata, fd);
 	ASSERT_EQ(0, ti.p) {
@@ -88,7 +79,7 @@ TEST_F(open_interval, p_falls)
 	for (ms = 0; ms < AFTER_MS; ms += PERIOD_MS) {
 		send_one(_metadata, fd, &tag);
 		dt_sleep_ms(PERIOD_MS);
-		drain(self->c.afd);
+		dt_recv_drop(self->c.afd);
 		ti = sbpn_tx_info(_metadata, fd);
 		if (!first.p && ti.p)
 			first = ti;

@@ -69,15 +69,6 @@ static double tfrc_x(double s, double r_us, double p)
 		    t_rto * 3 * sqrt(3 * p / 8) * p * (1 + 32 * p * p));
 }
 
-/* Read what the receiver has so that it never stops the sender. */
-static void drain(int fd)
-{
-	char buf[2048];
-
-	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
-		;
-}
-
 /* The segment size CCID 3 uses: t_ipi = s / X */
 static double s_of(const struct dt_tfrc_tx_info *ti)
 {
@@ -102,7 +93,7 @@ TEST_F(size_pacing_loss, x_calc)
 					 dt_now_ns() - NSEC_PER_MSEC,
 					 MSG_DONTWAIT));
 		dt_sleep_ms(PERIOD_MS);
-		drain(self->c.afd);
+		dt_recv_drop(self->c.afd);
 		if (settle > 0) {
 			settle -= PERIOD_MS;
 			continue;
@@ -153,14 +144,14 @@ TEST_F(size_pacing_loss, window)
 		ASSERT_EQ(0, dt_send_len(fd, i < N_LARGE ? LARGE : SMALL, tag++,
 					 0, 0, 0, 0, MSG_DONTWAIT));
 		dt_sleep_ms(PERIOD_MS);
-		drain(self->c.afd);
+		dt_recv_drop(self->c.afd);
 	}
 	for (ms = 0; ms < WAIT_MS; ms += PERIOD_MS) {
 		st = sbpn_stats(_metadata, fd);
 		if (!st.qlen)
 			break;
 		dt_sleep_ms(PERIOD_MS);
-		drain(self->c.afd);
+		dt_recv_drop(self->c.afd);
 	}
 	ASSERT_EQ(0, st.qlen);
 	ti = sbpn_tx_info(_metadata, fd);
@@ -179,7 +170,7 @@ TEST_F(size_pacing_loss, window)
 		if (rc != -EAGAIN)	/* X may be below what is offered */
 			ASSERT_EQ(0, rc);
 		dt_sleep_ms(PERIOD_MS);
-		drain(self->c.afd);
+		dt_recv_drop(self->c.afd);
 		ti = sbpn_tx_info(_metadata, fd);
 		rises += ti.p > p;
 		p = ti.p;
