@@ -12,7 +12,8 @@
 #   3. userspace host tests (make -C userspace check), and libFuzzer on the
 #      model and trace parsers for FUZZ_SECONDS (default 20) each
 #   4. the harness' host tests (scripts/tests/: the test accounting itself,
-#      scenarios; the analysis with the pinned .venv), and one campaign run
+#      scenarios, host-deps.sh's package list per Debian release; the
+#      analysis with the pinned .venv), and one campaign run
 #      as two shards in two VM boots and merged (scripts/tests/shards_vms.sh)
 #   5. every in-guest suite (scripts/vm-tests.sh) in one VM boot of the
 #      target kernel (KVER, see scripts/target.sh)
@@ -111,6 +112,10 @@ fi
 echo "== test accounting (host)"
 python3 scripts/tests/test_ktap_count.py 2>&1 | tee "$LOG/accounting.log"
 count_suite accounting "$LOG/accounting.log" "${PIPESTATUS[0]}"
+
+echo "== host packages (host)"
+python3 scripts/tests/test_host_deps.py 2>&1 | tee "$LOG/host-deps.log"
+count_suite host-deps "$LOG/host-deps.log" "${PIPESTATUS[0]}"
 
 echo "== scenarios (host)"
 python3 scripts/tests/test_scenario.py 2>&1 | tee "$LOG/scenario.log"

@@ -1,24 +1,104 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Install the Debian 12 packages the project needs on the host: compilers and
+# Install the Debian packages the project needs on the host: compilers and
 # make, QEMU (TCG, or KVM where it works), the tools the guest borrows from the host's root
 # filesystem (ip, tc, python3 come over 9p), libnl-3 for dccp-qstat, what
 # a kernel build needs (the debug tier), clang with libFuzzer (make fuzz) and
 # docutils (the Documentation/ check).
 # Idempotent: only packages that are missing are installed.
+#
+# The names depend on the release, which /etc/os-release gives
+# (VERSION_CODENAME, or VERSION_ID 12 or 13): Debian 12 (bookworm) and 13
+# (trixie) are supported, any other release stops with its name.
+#
+#   scripts/host-deps.sh                  install what is missing (root)
+#   scripts/host-deps.sh --list [REL]     print REL's packages, one a line
+#                                         (default: this host's release)
+#   scripts/host-deps.sh --release        print this host's release
+#   scripts/host-deps.sh --releases       print the supported releases
+#
+# `make host-deps-check` looks every release's list up in that release's
+# archive (scripts/host-deps-check.sh).  OS_RELEASE=FILE reads FILE instead
+# of /etc/os-release (the host tests do).
 
 set -euo pipefail
 
-PACKAGES=(
+OS_RELEASE=${OS_RELEASE:-/etc/os-release}
+RELEASES=(bookworm trixie)
+
+# Every release's packages.
+COMMON=(
 	build-essential bc cpio xz-utils kmod perl git pkg-config
 	qemu-system-x86 busybox-static udev
 	iproute2 ethtool procps
 	libnl-3-dev
 	python3-venv python3-docutils
 	flex bison libelf-dev
-	clang libclang-rt-14-dev
+	clang
 )
+
+# Each release's own, in an array named after it: libFuzzer's runtime of
+# the release's default clang (clang 14 in Debian 12, clang 19 in Debian 13).
+BOOKWORM=(libclang-rt-14-dev)
+TRIXIE=(libclang-rt-19-dev)
+
+die() { echo "host-deps: error: $*" >&2; exit 1; }
+
+os_field() { # field of os-release -> its value, quotes removed
+	sed -n "s/^$1=//p" "$OS_RELEASE" | head -n1 | tr -d "\"'"
+}
+
+host_release() { # -> this host's release codename, or stop naming it
+	local codename version name
+	[ -r "$OS_RELEASE" ] || die "cannot read $OS_RELEASE: which Debian release is this?"
+	codename=$(os_field VERSION_CODENAME)
+	version=$(os_field VERSION_ID)
+	name=$(os_field PRETTY_NAME)
+	if [ -z "$codename" ]; then
+		case $version in
+		12) codename=bookworm ;;
+		13) codename=trixie ;;
+		esac
+	fi
+	supported "$codename" ||
+		die "${name:-this system} (${codename:-no VERSION_CODENAME}${version:+, VERSION_ID $version}, from $OS_RELEASE) is not a supported release: the packages are known for Debian 12 (bookworm) and 13 (trixie)"
+	echo "$codename"
+}
+
+supported() { # release -> true if it has a list
+	local r
+	for r in "${RELEASES[@]}"; do
+		[ "$1" = "$r" ] && return 0
+	done
+	return 1
+}
+
+packages() { # release -> all its packages, one a line
+	supported "$1" ||
+		die "no package list for release '$1': the releases are ${RELEASES[*]}"
+	local -n own=${1^^}
+	printf '%s\n' "${COMMON[@]}" "${own[@]}"
+}
+
+case ${1:-} in
+--list)
+	[ $# -le 2 ] || die "usage: $0 --list [RELEASE]"
+	rel=${2:-$(host_release)}
+	packages "$rel"
+	exit 0 ;;
+--release)
+	host_release
+	exit 0 ;;
+--releases)
+	printf '%s\n' "${RELEASES[@]}"
+	exit 0 ;;
+"") ;;
+*)	die "usage: $0 [--list [RELEASE] | --release | --releases]" ;;
+esac
+
+rel=$(host_release)
+mapfile -t PACKAGES < <(packages "$rel")
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -35,7 +115,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 
-echo "host-deps: installing ${missing[*]}"
+echo "host-deps: installing ${missing[*]} (Debian $rel)"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
