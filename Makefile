@@ -18,6 +18,8 @@
 #   make load       replace the running kernel's DCCP modules with ours
 #   make unload     restore the stock DCCP modules
 #   make clean      remove build outputs (the kernel-input cache stays)
+#   make host-deps-check  every package of scripts/host-deps.sh exists in each
+#                   Debian release it supports (downloads their package lists)
 #
 # KVER=6.12 targets Debian 13's kernel instead of Debian 12's 6.1 (the
 # default), building into build/6.12/ instead of build/ (scripts/target.sh);
@@ -42,7 +44,7 @@ export KVER BUILD ABI
 
 .PHONY: all inputs modules headers userspace selftests check demo reproduce bench \
 	friendliness friendliness-v2-modules check-debug stress stress-debug fuzz style \
-	venv vm load unload clean
+	venv vm load unload clean host-deps-check
 
 all: modules headers userspace selftests
 
@@ -247,6 +249,11 @@ load: modules
 
 unload:
 	@scripts/modules.sh unload
+
+# scripts/host-deps.sh's package names, looked up in Debian 12's and 13's
+# archives (their package lists go to .cache/apt/; no root needed).
+host-deps-check:
+	@scripts/host-deps-check.sh
 
 clean:
 	rm -rf $(BUILD)
