@@ -53,13 +53,13 @@ inputs:
 
 # $(call dccp_modules,DIR,KBUILD-ARGS[,KDIR[,PATCHES]]): assemble DIR/tree
 # (from the series in PATCHES, default patches/) and build the DCCP modules
-# from it into DIR/modules, against KDIR (default: Debian's headers).  The
-# kernel ABI is only known once the inputs exist, so kbuild runs in a
-# recursive make that reads it from the target's env file.
+# from it into DIR/modules, against KDIR (default: Debian's headers, which
+# the target's env file names).  The kernel ABI is only known once the
+# inputs exist, so kbuild runs in a recursive make that reads it from there.
 define dccp_modules
 	@BUILD=$(1) $(if $(4),PATCHES=$(4)) scripts/build-tree.sh
 	@. $(ENV) && \
-	$(MAKE) --no-print-directory -C $(or $(3),/lib/modules/$$ABI/build) \
+	$(MAKE) --no-print-directory -C $(or $(3),$${KDIR:-/lib/modules/$$ABI/build}) \
 		M=$(1)/tree/net/dccp \
 		NOSTDINC_FLAGS="-I$(1)/tree/include -I$(1)/tree/include/uapi" \
 		CONFIG_IP_DCCP=m CONFIG_INET_DCCP_DIAG=m \

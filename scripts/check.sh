@@ -88,7 +88,7 @@ count_step docs /usr/bin/python3 scripts/doccheck.py
 echo "== harness self-tests (host, boots VMs)"
 mkdir -p "$BUILD/harness"
 cp -r selftests/harness/warn "$BUILD/harness/"
-make -s -C "/lib/modules/$ABI/build" M="$BUILD/harness/warn" modules \
+make -s -C "${KDIR:-/lib/modules/$ABI/build}" M="$BUILD/harness/warn" modules \
 	>"$LOG/warn-module.log" 2>&1 || { cat "$LOG/warn-module.log"; failed=$((failed + 1)); }
 selftests/harness/vm_run_test.sh | tee "$LOG/harness.log"
 count_suite harness "$LOG/harness.log" "${PIPESTATUS[0]}"

@@ -8,7 +8,10 @@
 #   .cache/debug/<debver>/obj/       the kernel build (O=), .config included
 #   .cache/debug/<debver>/image/     boot/vmlinuz-<release> and lib/modules/
 #                                    <release>, laid out like the Debian image
-#                                    cache, for scripts/vm-run's VM_IMAGE
+#                                    cache (a symlink to usr/lib/modules when
+#                                    kbuild installs there, as with a kmod
+#                                    whose module directory is /usr/lib/modules),
+#                                    for scripts/vm-run's VM_IMAGE
 #
 # `make check-debug` then builds our DCCP modules against obj/ (the same
 # patch series and kbuild call as `make modules`) and boots image/.
@@ -73,6 +76,11 @@ if [ ! -f "$IMAGE/.complete" ] || [ "$FRAGMENT" -nt "$IMAGE/.complete" ]; then
 	mkdir -p "$IMAGE/boot"
 	cp "$OBJ/arch/x86/boot/bzImage" "$IMAGE/boot/vmlinuz-$release"
 	kmake INSTALL_MOD_PATH="$IMAGE" modules_install >/dev/null
+	if [ ! -e "$IMAGE/lib/modules" ] && [ -d "$IMAGE/usr/lib/modules" ]; then
+		mkdir -p "$IMAGE/lib"
+		ln -s ../usr/lib/modules "$IMAGE/lib/modules"
+	fi
+	[ -d "$IMAGE/lib/modules/$release" ] || die "modules_install left no modules for $release"
 	rm -f "$IMAGE/lib/modules/$release"/{build,source}
 	touch "$IMAGE/.complete"
 	say "kernel $release built in $(($(date +%s) - start)) s"

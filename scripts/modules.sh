@@ -84,7 +84,9 @@ load)
 unload)
 	kver=$(uname -r)
 	unload_all
+	# /usr/lib/modules: Debian 13's packages, on a host without merged /usr
 	stock=/lib/modules/$kver/kernel/net/dccp
+	[ -d "$stock" ] || [ ! -d "/usr$stock" ] || stock=/usr$stock
 	[ -d "$stock" ] || die "no stock DCCP modules in $stock"
 	modprobe inet_diag
 	for m in "${STACK[@]}"; do

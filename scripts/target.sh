@@ -9,7 +9,7 @@
 # BUILD may be set to another directory for the modules and the VM's files
 # (make bench and check-debug do); TARGET_BUILD stays the target's own.
 # Expects ROOT; sets and exports KVER and BUILD, sets TARGET_BUILD, CACHE,
-# ABI and DEBVER.
+# ABI, DEBVER and KDIR (the headers' build directory).
 
 KVER=${KVER:-6.1}
 CACHE=${CACHE:-$ROOT/.cache/kernel}
