@@ -13,7 +13,7 @@
 #      model and trace parsers for FUZZ_SECONDS (default 20) each
 #   4. the harness' host tests (scripts/tests/: the test accounting itself,
 #      scenarios, host-deps.sh's package list per Debian release; the
-#      analysis with the pinned .venv), and one campaign run
+#      analysis and the sequential decision with the pinned .venv), and one campaign run
 #      as two shards in two VM boots and merged (scripts/tests/shards_vms.sh)
 #   5. every in-guest suite (scripts/vm-tests.sh) in one VM boot of the
 #      target kernel (KVER, see scripts/target.sh)
@@ -127,6 +127,8 @@ if scripts/venv.sh >"$LOG/venv.log" 2>&1; then
 	count_suite stats "$LOG/stats.log" "${PIPESTATUS[0]}"
 	.venv/bin/python scripts/tests/test_friendliness.py 2>&1 | tee "$LOG/friendliness.log"
 	count_suite friendliness "$LOG/friendliness.log" "${PIPESTATUS[0]}"
+	.venv/bin/python scripts/tests/test_decide.py 2>&1 | tee "$LOG/decide.log"
+	count_suite decide "$LOG/decide.log" "${PIPESTATUS[0]}"
 else
 	cat "$LOG/venv.log"
 	failed=$((failed + 1))

@@ -19,12 +19,17 @@ import os
 import queue
 import re
 import shutil
+import subprocess
 import sys
 import threading
 import time
 
 from . import RESULTS_FORMAT, autojobs
-from .run import execute
+from .run import ROOT, execute
+from .scenario import CCID3_OPTIONS, option_flags
+
+# The analysis' Python (scripts/venv.sh); the VM sees it over 9p.
+VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
 
 
 def run_status(run_dir):
@@ -77,17 +82,19 @@ def _write_json(camp_dir, index):
     os.replace(tmp, os.path.join(camp_dir, "campaign.json"))
 
 
-def write_index(scenario, camp_dir, name, only=None, shard=None):
+def write_index(scenario, camp_dir, name, only=None, shard=None, decide=None):
     """campaign.json: the runs this campaign (or shard of it) is to have,
     those of --only when it is given (the report counts the others as not
-    wanted, not as missing)."""
+    wanted, not as missing), and the settings of run --decide, if given
+    (runs of comparisons that stopped early stay unmade)."""
     _write_json(camp_dir, {
         "format": RESULTS_FORMAT, "campaign": name,
         "scenario_file": os.path.abspath(scenario.path), "scenario": scenario.name,
         "sweep": scenario.sweep, "only": only,
         "repetitions": scenario.config["scenario"]["repetitions"],
         "shard": f"{shard[0]}/{shard[1]}" if shard else None,
-        "runs": [r.id for r in selected(scenario, only, shard)]})
+        "runs": [r.id for r in selected(scenario, only, shard)],
+        **({"decide": decide} if decide else {})})
 
 
 def merge_campaigns(dest, sources, out=sys.stderr):
@@ -152,16 +159,99 @@ def merge_campaigns(dest, sources, out=sys.stderr):
     return copied
 
 
-def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=False,
-                 out=sys.stderr, shard=None):
-    """Run the scenario's runs (of shard (K, N) only, if given), jobs at
-    once ("auto": autojobs.choose()); return the list of (run id, reason)
-    that failed."""
+def arms(spec):
+    """What a run is part of: {(comparison key, policy label)} for each of
+    its media flows, the key as report.group() makes it from meta.json
+    (scenario, sweep parameters but the policy and its options, flow) and
+    the label as stats.policy_of() does."""
+    params = {k: v for k, v in spec.point.items() if k != "policy" and k not in CCID3_OPTIONS}
+    key = tuple(sorted((k, str(v)) for k, v in params.items()))
+    out = set()
+    for m in spec.config["media"]:
+        label = (m["transport"] if m["transport"] != "dccp" else
+                 "+".join([m["policy"]] + [CCID3_OPTIONS[o] for o in option_flags(m)]))
+        out.add(((spec.scenario.name, key, m["name"]), label))
+    return out
+
+
+def needed(decision):
+    """{(comparison key, label)} of the arms the open comparisons of a
+    decision (decide.py's decision.json) still need: the variant and its
+    baseline."""
+    out = set()
+    for c in decision["comparisons"]:
+        if c["status"] == "open":
+            key = (c["scenario"], tuple(sorted((k, str(v)) for k, v in c["params"].items())),
+                   c["flow"])
+            out |= {(key, c["variant"]), (key, c["baseline"])}
+    return out
+
+
+def analyse_in_venv(camp_dir, scenario, through, out=sys.stderr):
+    """Run `sbpn-lab decide` with the project's venv (the analysis needs
+    numpy, which the runner does without) and return the decision it
+    wrote; RuntimeError if it failed."""
+    cmd = [VENV_PYTHON, os.path.join(ROOT, "scripts", "sbpn-lab"), "decide", camp_dir,
+           "--scenario", os.path.abspath(scenario.path), "--through", str(through)]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    print(p.stdout.rstrip(), file=out, flush=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"sbpn-lab decide exited {p.returncode}")
+    with open(os.path.join(camp_dir, "decision.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def run_decided(scenario, results_root, name=None, jobs=1, only=None, force=False,
+                out=sys.stderr, settings=None, analyse=analyse_in_venv):
+    """Run the scenario in rounds (sbpn-lab run --decide): the repetitions
+    up to settings' min_pairs, then step at a time, up to the scenario's
+    repetitions; after each round analyse(camp_dir, scenario, last
+    repetition) says (decision.json) which comparisons are still open, and
+    the next round runs only the runs of those: whole pairs, the variant
+    and its baseline.  Stops when none is open.  Returns the failed runs
+    as run_campaign() does."""
+    from .sequential import looks
+    settings = settings or scenario.decide
     name = name or scenario.name
     camp_dir = os.path.join(results_root, name)
     os.makedirs(camp_dir, exist_ok=True)
-    write_index(scenario, camp_dir, name, only, shard)
-    runs = selected(scenario, only, shard)
+    write_index(scenario, camp_dir, name, only, None, settings)
+    runs = selected(scenario, only)
+    reps = scenario.config["scenario"]["repetitions"]
+    cutoffs = looks(settings["min_pairs"], settings["step"], reps)
+    failed, prev, want = [], 0, None
+    for k, cut in enumerate(cutoffs, 1):
+        these = [r for r in runs if prev < r.rep <= cut and
+                 (want is None or arms(r) & want)]
+        print(f"campaign {name}: round {k} of at most {len(cutoffs)}: repetitions "
+              f"{prev + 1}-{cut}, {len(these)} runs", file=out, flush=True)
+        failed += run_campaign(scenario, results_root, name, jobs, only, force, out,
+                               runs=these, decide=settings)
+        try:
+            decision = analyse(camp_dir, scenario, cut, out=out)
+        except (RuntimeError, OSError, ValueError) as e:
+            print(f"campaign {name}: the analysis after round {k} failed ({e}): the "
+                  "remaining rounds run in full", file=out, flush=True)
+            decision = None
+        want = needed(decision) if decision is not None else None
+        if want is not None and not want:
+            print(f"campaign {name}: every comparison stopped after repetition {cut} "
+                  f"(decision.json)", file=out, flush=True)
+            break
+        prev = cut
+    return failed
+
+
+def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=False,
+                 out=sys.stderr, shard=None, runs=None, decide=None):
+    """Run the scenario's runs (of shard (K, N) only, if given; the list
+    runs of them, if given), jobs at once ("auto": autojobs.choose());
+    return the list of (run id, reason) that failed."""
+    name = name or scenario.name
+    camp_dir = os.path.join(results_root, name)
+    os.makedirs(camp_dir, exist_ok=True)
+    write_index(scenario, camp_dir, name, only, shard, decide)
+    runs = selected(scenario, only, shard) if runs is None else runs
     todo = [r for r in runs
             if force or run_status(os.path.join(camp_dir, r.id)) != "complete"]
     skipped = len(runs) - len(todo)

@@ -6,6 +6,9 @@
   sbpn-lab merge DEST SRC...      one campaign from its shards (run --shard)
   sbpn-lab handshake SCENARIO     DCCP handshake times over its path (in the VM)
   sbpn-lab report ...             tables and plots (sbpnlab.report)
+  sbpn-lab decide CAMPAIGN        where a sequential decision stands (sbpnlab.decide)
+  sbpn-lab decide-sim             its error rates and runs saved, simulated
+                                  (sbpnlab.decidesim)
   sbpn-lab compare A B            B minus A, run by run (sbpnlab.compare)
   sbpn-lab friendliness DIR...    normalised throughput of the TCP-friendliness
                                   benchmark's campaigns (sbpnlab.friendliness)
@@ -22,7 +25,9 @@ import subprocess
 import sys
 
 from . import autojobs
-from .campaign import merge_campaigns, parse_shard, run_campaign, run_status, selected
+from .campaign import (VENV_PYTHON, merge_campaigns, parse_shard, run_campaign, run_decided,
+                       run_status, selected)
+from .sequential import looks as decide_looks, settings as decide_settings
 from .run import BIN
 from .scenario import ScenarioError, load
 
@@ -107,9 +112,26 @@ def _cmd_run(args):
         shard = parse_shard(args.shard) if args.shard else None
     except ValueError as e:
         return _bad_input(f"--shard: {e}")
+    decide = {}
+    for sc in scenarios:
+        on = args.decide if args.decide is not None else bool(sc.decide and
+                                                               sc.decide["enabled"])
+        if on:
+            decide[sc.path] = sc.decide or decide_settings()
+    if decide and shard:
+        return _bad_input("--decide: a campaign that decides runs whole, not in shards")
+    if decide and not args.dry_run and not os.access(VENV_PYTHON, os.X_OK):
+        print(f"sbpn-lab: --decide analyses each round with {VENV_PYTHON}, which is not "
+              "there: run scripts/venv.sh on the host first", file=sys.stderr)
+        return 1
     if args.dry_run:
         for sc in scenarios:
             name = args.campaign or sc.name
+            if sc.path in decide:
+                d = decide[sc.path]
+                print(f"{name}: decides, looks after repetitions " + ", ".join(
+                    map(str, decide_looks(d["min_pairs"], d["step"],
+                                          sc.config["scenario"]["repetitions"]))))
             for r in selected(sc, args.only, shard):
                 rd = os.path.join(args.results, name, r.id)
                 print(f"{name}/{r.id}\tseed {r.seed}\t{run_status(rd) or 'not run'}")
@@ -124,6 +146,16 @@ def _cmd_run(args):
     failed = 0
     for sc in scenarios:
         try:
+            if sc.path in decide:
+                if args.jobs == "auto":
+                    # probe once, on the whole campaign; the rounds reuse it
+                    todo = selected(sc, args.only)
+                    camp_dir = os.path.join(args.results, args.campaign or sc.name)
+                    os.makedirs(camp_dir, exist_ok=True)
+                    args.jobs = autojobs.choose(todo, camp_dir, args.campaign or sc.name)
+                failed += len(run_decided(sc, args.results, args.campaign, args.jobs,
+                                          args.only, args.force, settings=decide[sc.path]))
+                continue
             failed += len(run_campaign(sc, args.results, args.campaign, args.jobs,
                                        args.only, args.force, shard=shard))
         except autojobs.ProbeFailed as e:
@@ -204,6 +236,13 @@ def main(argv=None):
                     help="only shard K of N: the repetitions r with (r-1) mod N = K-1, "
                     "every run of each, so pairs stay together (merge the shards' "
                     "campaign directories with sbpn-lab merge)")
+    rn.add_argument("--decide", action="store_true", default=None,
+                    help="run the repetitions in rounds and stop each comparison once "
+                    "its metrics have a verdict (Documentation/statistics.rst, Sequential "
+                    "decisions; the scenario's [decide] table, if any, gives the settings, "
+                    "and turns this on by itself); needs .venv for the analysis")
+    rn.add_argument("--no-decide", dest="decide", action="store_false",
+                    help="run every repetition even if the scenario has a [decide] table")
     rn.set_defaults(func=_cmd_run)
     mg = sub.add_parser("merge", help="merge the campaign directories of shards (run "
                         "--shard) into one")
@@ -227,10 +266,16 @@ def main(argv=None):
                                   "share (sbpnlab.compare; needs .venv)"),
         "friendliness": sub.add_parser("friendliness", help="the TCP-friendliness "
                                        "benchmark's table: normalised throughput per cell "
-                                       "and controller (sbpnlab.friendliness; needs .venv)")}
+                                       "and controller (sbpnlab.friendliness; needs .venv)"),
+        "decide": sub.add_parser("decide", help="where a campaign's sequential decision "
+                                 "stands; writes its decision.json (sbpnlab.decide; needs "
+                                 ".venv)"),
+        "decide-sim": sub.add_parser("decide-sim", help="the sequential decision's error "
+                                     "rates and runs saved, by simulation (sbpnlab.decidesim; "
+                                     "needs .venv)")}
     if argv[:1] and argv[0] in analysis:
         try:
-            module = importlib.import_module(f"sbpnlab.{argv[0]}")
+            module = importlib.import_module(f"sbpnlab.{argv[0].replace('-', '')}")
         except Exception as e:      # any import failure means: no analysis here
             return _no_analysis(argv[0], f"{type(e).__name__}: {e}")
         module.add_arguments(analysis[argv[0]])

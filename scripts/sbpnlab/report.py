@@ -105,6 +105,16 @@ def run(args):
         lines = headline(crows, args.baseline, args.headline, key_title(key), reference)
         text += lines + ([""] if lines else [])
         md += lines + ([""] if lines else [])
+    # A campaign run with --decide: when and why each comparison stopped
+    # (decision.json, sbpnlab.decide), and its runs never made for it.
+    from . import decide
+    decision = decide.read(args.results_dir)
+    if decision is not None:
+        lines = decide.lines(decision)
+        text += lines + [""]
+        md += lines + [""]
+        unusable = [(rid, "not run: its comparison stopped early (decision.json)"
+                     if why.startswith("not run") else why) for rid, why in unusable]
     if runs:
         text += [provenance(runs), ""]
         md += [provenance(runs), ""]
@@ -115,8 +125,9 @@ def run(args):
     not_run = [u for u in unusable if u[1].startswith("not run")]
     if len(not_run) > NOT_RUN_LISTED:
         unusable = [u for u in unusable if not u[1].startswith("not run")] + [
-            (f"{len(not_run)} runs", "not run (listed in campaign.json, no directory; a "
-             f"partial campaign?): {not_run[0][0]} ... {not_run[-1][0]}")]
+            (f"{len(not_run)} runs", "not run (listed in campaign.json, no directory; "
+             + ("their comparisons stopped early, decision.json" if decision is not None
+                else "a partial campaign?") + f"): {not_run[0][0]} ... {not_run[-1][0]}")]
     if unusable:
         text.append(f"Runs not used ({not_used}):")
         md.append(f"## Runs not used ({not_used})\n")

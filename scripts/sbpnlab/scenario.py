@@ -15,6 +15,8 @@ import os
 import re
 import tomllib
 
+from . import sequential
+
 POLICIES = ("simple", "prio", "sbpn1", "sbpn2", "sbpn3")
 # A sweep "policy" may also name another transport for the media flows.
 SWEEP_POLICIES = POLICIES + ("udp", "tcp")
@@ -329,6 +331,25 @@ SWEEP_KEYS = {
 }
 
 
+def _check_decide(c, d):
+    """The [decide] table (sbpn-lab run --decide): rounds and margins."""
+    k = ("decide",)
+    c.table(d, k, {"enabled", "min_pairs", "step", "alpha", "baseline", "margins"})
+    out = {
+        "enabled": c.boolean(d, k + ("enabled",), True),
+        "min_pairs": c.number(d, k + ("min_pairs",), sequential.DEFAULTS["min_pairs"], 2,
+                              1000, integer=True),
+        "step": c.number(d, k + ("step",), sequential.DEFAULTS["step"], 1, 1000,
+                         integer=True),
+        "alpha": c.number(d, k + ("alpha",), sequential.DEFAULTS["alpha"], 0.0001, 0.5),
+        "baseline": c.string(d, k + ("baseline",), sequential.DEFAULTS["baseline"]),
+    }
+    margins = c.table(d.get("margins", {}), k + ("margins",), set(sequential.MARGIN_KEYS))
+    out["margins"] = {name: c.number(margins, k + ("margins", name), None, 1e-9, 1e9)
+                      for name in margins}
+    return sequential.settings(out)
+
+
 def _check_sweep(c, sweep):
     c.table(sweep, ("sweep",), set(SWEEP_KEYS))
     out = {}
@@ -395,9 +416,12 @@ class RunSpec:
 class Scenario:
     """A checked scenario: raw (parsed TOML), config (defaults filled), sweep."""
 
-    def __init__(self, path, raw, config, sweep):
+    def __init__(self, path, raw, config, sweep, decide=None):
         self.path, self.raw, self.config, self.sweep = path, raw, config, sweep
         self.name = config["scenario"]["name"]
+        # The [decide] table's settings (sequential.settings()), or None
+        # without one; not part of config, so runs record the same meta.json.
+        self.decide = decide
 
     def points(self):
         names = list(self.sweep)
@@ -429,7 +453,7 @@ def load(path):
         msg = re.sub(r"\s*\(at line.*\)", "", str(e))
         raise ScenarioError(f"{where}: TOML syntax: {msg}") from None
     c = _Checker(path, text)
-    c.table(raw, (), {"scenario", "link", "tcp", "short_tcp", "media", "sweep"},
+    c.table(raw, (), {"scenario", "link", "tcp", "short_tcp", "media", "sweep", "decide"},
             required=("scenario", "link", "media"))
     s = raw["scenario"]
     k = ("scenario",)
@@ -467,4 +491,5 @@ def load(path):
             key = "newest" if "newest" in sweep else "edf"
             c.fail(("sweep", key), "no run with both edf and newest true (two send orders)",
                    sweep[key])
-    return Scenario(path, raw, config, sweep)
+    decide = _check_decide(c, raw["decide"]) if "decide" in raw else None
+    return Scenario(path, raw, config, sweep, decide)

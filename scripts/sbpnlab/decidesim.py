@@ -1,0 +1,297 @@
+# SPDX-License-Identifier: GPL-2.0
+"""`sbpn-lab decide-sim`: the sequential decision (sbpnlab.sequential) by
+simulation: how often it says something wrong, and how many runs it saves.
+
+Two parts (Documentation/statistics.rst, Sequential decisions):
+
+synthetic  campaigns of one sweep point, a baseline and two variants (two
+           comparisons x the four metrics, the family of the main
+           setting), paired differences drawn with known means and the
+           standard deviations of our 30-pair main-setting campaign:
+           no effect, effects at +-margin, inside it, large; normal,
+           skewed and heavy-tailed; and the same loop with a fixed-sample
+           interval at each look, the rule it must not be.
+resample   each 30-pair campaign given (its report/runs.csv, else its runs):
+           whole repetitions drawn with replacement, so every comparison
+           of the campaign keeps its pairs and their correlation, each
+           comparison's 30-pair mean taken as the truth; as measured,
+           centred to no effect, and shifted to exactly +margin.
+
+For each: the share of campaigns with any wrong verdict (a sign where the
+truth is 0 or the other sign, "equivalent" where |truth| >= margin), the
+share of comparisons that stopped with every verdict, and the runs made
+against the runs of the full campaign.  Reads result files only.
+"""
+import csv
+import glob
+import math
+import os
+import sys
+
+import numpy as np
+
+from . import report, sequential
+from .scenario import CCID3_OPTIONS
+from .stats import t_quantile
+
+# The standard deviations of the paired differences of our main setting's
+# 30-pair campaign (results/v13-rfc-tcp-rtt80-q5, sbpn2+sp+pd+owd+fw -
+# simple), in each metric's unit, and its mean differences.
+MAIN_SD = {"audio.on_time_frac": 3.9, "video.on_time_frac": 10.6,
+           "video.frames_on_time_frac": 10.2, "tcp.goodput_kbps": 28.1}
+MAIN_MEAN = {"audio.on_time_frac": 8.9, "video.on_time_frac": -4.9,
+             "video.frames_on_time_frac": 2.3, "tcp.goodput_kbps": 12.6}
+DEFAULT_CAMPAIGNS = ("results/v13-rfc-*", "results/v12-*")
+
+
+def add_arguments(parser):
+    parser.add_argument("--sims", type=int, default=2000, metavar="N",
+                        help="simulated campaigns per case (default 2000)")
+    parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    parser.add_argument("--part", choices=("synthetic", "resample", "all"), default="all")
+    parser.add_argument("--campaign", action="append", metavar="DIR",
+                        help="a 30-pair campaign to resample (repeatable; default: the "
+                        f"complete ones of {', '.join(DEFAULT_CAMPAIGNS)})")
+    parser.add_argument("--out", metavar="CSV", help="also write the table as CSV")
+
+
+def naive_interval(values, alpha):
+    """The rule a sequential design must not be: the fixed-sample Student-t
+    interval, as if each look were the only one."""
+    n, mean, sd = sequential.mean_sd(values)
+    if n < 2:
+        return n, mean, -math.inf, math.inf
+    w = t_quantile(1 - alpha / 2, n - 1) * sd / math.sqrt(n)
+    return n, mean, mean - w, mean + w
+
+
+def simulate_campaign(points, truths, margins, conf, maximum, interval):
+    """One simulated campaign.  points: [[series of each comparison at the
+    point]], series = {metric: [(rep, diff)]}; truths, margins: per
+    comparison (in the same order, flattened), {metric: value}.  Returns
+    (any wrong verdict, [wrong per comparison], [decided per comparison],
+    runs made, runs of the full campaign)."""
+    cutoffs = sequential.looks(conf["min_pairs"], conf["step"], maximum)
+    family = sum(len(s) for pt in points for s in pt)
+    alpha = conf["alpha"] / family
+    wrong, decided, runs, full, i = [], [], 0, 0, 0
+    for pt in points:
+        stops = []
+        for series in pt:
+            res = sequential.evaluate(series, cutoffs, margins[i], alpha, maximum, interval)
+            wrong.append(any(sequential.wrong(st["verdict"], truths[i][m], margins[i][m])
+                             for m, st in res["metrics"].items()))
+            decided.append(res["status"] == "decided")
+            stops.append(res["repetition"])
+            i += 1
+        # the variants' runs, and the baseline's as long as one needs it
+        runs += sum(stops) + max(stops)
+        full += (len(pt) + 1) * maximum
+    return any(wrong), wrong, decided, runs, full
+
+
+def synthetic_cases():
+    """(name, means per comparison, noise) of the synthetic part."""
+    margin = {m[0]: m[5] for m in sequential.METRICS}
+    zero = {m: 0.0 for m in margin}
+    return [("no effect, normal", [zero, zero], "normal"),
+            ("no effect, skewed as our worst (skewness 1.75)", [zero, zero], "lognormal"),
+            ("no effect, skewed more (skewness 3.7)", [zero, zero], "lognormal-3.7"),
+            ("no effect, heavy tails (t, 3 df)", [zero, zero], "t3"),
+            ("every effect at +margin", [margin, margin], "normal"),
+            ("every effect at -margin", [{m: -v for m, v in margin.items()}] * 2, "normal"),
+            ("every effect at margin/2", [{m: v / 2 for m, v in margin.items()}] * 2,
+             "normal"),
+            ("the main setting's estimates", [MAIN_MEAN, MAIN_MEAN], "normal"),
+            ("every effect at 3 margins", [{m: 3 * v for m, v in margin.items()}] * 2,
+             "normal")]
+
+
+def noise(rng, kind, size):
+    """Unit-variance, zero-mean draws."""
+    if kind == "normal":
+        return rng.standard_normal(size)
+    if kind.startswith("lognormal"):
+        # sigma 0.5: skewness 1.75, the most of our campaigns' differences
+        # (1.7); sigma 0.8: skewness 3.7
+        s = 0.8 if kind.endswith("3.7") else 0.5
+        x = rng.lognormal(0, s, size)
+        return (x - math.exp(s * s / 2)) / math.sqrt((math.exp(s * s) - 1) * math.exp(s * s))
+    x = rng.standard_t(3, size)
+    return x / math.sqrt(3.0)
+
+
+def synthetic(conf, sims, rng, interval=sequential.confidence_sequence, cases=None):
+    """Rows of the synthetic part."""
+    maximum = 30
+    margins = {m[0]: float(conf["margins"][m[1]]) for m in sequential.METRICS}
+    out = []
+    for name, means, kind in cases or synthetic_cases():
+        stats_ = _new()
+        for _ in range(sims):
+            series = []
+            for mean in means:
+                draws = {m: mean[m] + MAIN_SD[m] * noise(rng, kind, maximum) for m in mean}
+                series.append({m: list(enumerate(draws[m].tolist(), 1)) for m in mean})
+            _add(stats_, simulate_campaign([series], means, [margins] * len(means), conf,
+                                           maximum, interval))
+        out.append(_row("synthetic", name, stats_))
+    return out
+
+
+def _new():
+    return {"sims": 0, "fwer": 0, "wrong": 0, "comparisons": 0, "decided": 0, "runs": 0,
+            "full": 0}
+
+
+def _add(s, result):
+    anywrong, wrong, decided, runs, full = result
+    s["sims"] += 1
+    s["fwer"] += anywrong
+    s["wrong"] += sum(wrong)
+    s["comparisons"] += len(wrong)
+    s["decided"] += sum(decided)
+    s["runs"] += runs
+    s["full"] += full
+
+
+def _row(part, case, s):
+    n = s["sims"]
+    p = s["fwer"] / n
+    return {"part": part, "case": case, "campaigns": n,
+            "error_rate": p, "error_ci95": 1.96 * math.sqrt(max(p * (1 - p), 1 / n) / n),
+            "comparison_error_rate": s["wrong"] / s["comparisons"],
+            "decided_share": s["decided"] / s["comparisons"],
+            "runs_mean": s["runs"] / n, "runs_full": s["full"] / n,
+            "runs_saved_pct": 100 * (1 - s["runs"] / s["full"])}
+
+
+def campaign_rows(camp):
+    """The report's metric rows of a campaign (identity and the finding's
+    metrics), from its report/runs.csv when there is one, else computed."""
+    path = os.path.join(camp, "report", "runs.csv")
+    if not os.path.exists(path):
+        runs, unusable, _ = report.scan(camp, os.path.join(camp, "report"))
+        return report.metrics(runs, 0.040, unusable)
+    rows = []
+    with open(path, newline="", encoding="utf-8") as f:
+        for r in csv.DictReader(f):
+            params = {k[6:]: v for k, v in r.items() if k.startswith("param.") and v != ""
+                      and k[6:] != "policy" and k[6:] not in CCID3_OPTIONS}
+            row = {"scenario": r["scenario"], "params": params, "flow": r["flow"],
+                   "policy": r["policy"], "repetition": int(r["repetition"]),
+                   "key": (int(r["seed"]), int(r["repetition"]))}
+            for m in sequential.METRICS:
+                try:
+                    row[m[0]] = float(r.get(m[0]) or "nan")
+                except ValueError:
+                    row[m[0]] = math.nan
+            rows.append(row)
+    return rows
+
+
+def campaign_points(rows, conf):
+    """[[(variant, {metric: {repetition: diff}})]] per sweep point (and
+    flow) with a baseline, in the metrics' units."""
+    from .decide import series_of
+    points = []
+    for _, crows in report.group(rows).items():
+        if conf["baseline"] not in {r["policy"] for r in crows}:
+            continue
+        pt = []
+        for variant in (p for p in report.stats.policies(crows) if p != conf["baseline"]):
+            diffs = {}
+            for metric, _, scale, *_ in sequential.METRICS:
+                s = series_of(crows, conf["baseline"], variant, metric, scale)
+                if s:
+                    diffs[metric] = dict(s)
+            if diffs:
+                pt.append((variant, diffs))
+        if pt:
+            points.append(pt)
+    return points
+
+
+def resample(camp, conf, sims, rng, interval=sequential.confidence_sequence):
+    """Rows of the resampling part for one campaign (None if it is not
+    complete: fewer pairs than its repetitions)."""
+    rows = campaign_rows(camp)
+    maximum = max(r["repetition"] for r in rows)
+    points = campaign_points(rows, conf)
+    if not points or any(len(d) < maximum for pt in points for _, diffs in pt
+                         for d in diffs.values()):
+        return None
+    margins = [{m: float(conf["margins"][name]) for m, name, *_ in sequential.METRICS
+                if m in diffs} for pt in points for _, diffs in pt]
+    reps = list(range(1, maximum + 1))
+    out = []
+    for mode in ("as measured", "centred: no effect", "shifted: every effect at +margin"):
+        truths, shifted, i = [], [], 0
+        for pt in points:
+            spt = []
+            for _, diffs in pt:
+                mean = {m: sum(d.values()) / len(d) for m, d in diffs.items()}
+                shift = {m: (0 if mode == "as measured" else -mean[m] +
+                             (margins[i][m] if mode.startswith("shifted") else 0))
+                         for m in diffs}
+                truths.append({m: mean[m] + shift[m] for m in diffs})
+                spt.append({m: {r: v + shift[m] for r, v in d.items()} for m, d in diffs.items()})
+                i += 1
+            shifted.append(spt)
+        s = _new()
+        for _ in range(sims):
+            draw = rng.choice(reps, size=maximum).tolist()
+            pts = [[{m: [(k, d[r]) for k, r in enumerate(draw, 1) if r in d]
+                     for m, d in diffs.items()} for diffs in pt] for pt in shifted]
+            _add(s, simulate_campaign(pts, truths, margins, conf, maximum, interval))
+        ncomp = sum(len(pt) for pt in points)
+        out.append(_row(f"resample {os.path.basename(os.path.normpath(camp))} "
+                        f"({ncomp} comparisons)", mode, s))
+    return out
+
+
+def table(rows):
+    head = ["part", "case", "campaigns", "error %", "per comparison %", "decided %",
+            "runs", "of", "saved %"]
+    lines = [[r["part"], r["case"], str(r["campaigns"]),
+              f"{100 * r['error_rate']:.2f} ±{100 * r['error_ci95']:.2f}",
+              f"{100 * r['comparison_error_rate']:.2f}", f"{100 * r['decided_share']:.0f}",
+              f"{r['runs_mean']:.1f}", f"{r['runs_full']:.0f}", f"{r['runs_saved_pct']:.0f}"]
+             for r in rows]
+    return report.aligned(head, lines)
+
+
+def run(args):
+    if args.sims < 1:
+        print("sbpn-lab decide-sim: --sims: expected a number >= 1", file=sys.stderr)
+        return 2
+    conf = sequential.settings()
+    rng = np.random.default_rng(args.seed)
+    rows = []
+    if args.part in ("synthetic", "all"):
+        rows += synthetic(conf, args.sims, rng)
+        naive = [c for c in synthetic_cases() if c[0] in ("no effect, normal",
+                                                          "every effect at +margin")]
+        rows += [dict(r, case=r["case"] + " [fixed-sample t at each look]")
+                 for r in synthetic(conf, args.sims, rng, naive_interval, naive)]
+    if args.part in ("resample", "all"):
+        camps = args.campaign or sorted(d for pattern in DEFAULT_CAMPAIGNS
+                                        for d in glob.glob(pattern) if os.path.isdir(d))
+        for camp in camps:
+            got = resample(camp, conf, args.sims, rng)
+            if got is None:
+                print(f"{camp}: left out: not every comparison has all its pairs "
+                      "(a campaign still running?)")
+                continue
+            rows += got
+    print(f"sequential decisions, alpha {conf['alpha']:g} (Bonferroni over metrics x "
+          f"comparisons), looks after repetitions {conf['min_pairs']}, +{conf['step']}, "
+          f"... 30; margins {conf['margins']}; {args.sims} campaigns per case, seed "
+          f"{args.seed}.  error: campaigns with any wrong verdict (±95 % CI); per "
+          "comparison: comparisons with one; decided: comparisons that stopped with every "
+          "verdict; runs: mean runs made, of the full campaign's")
+    for line in table(rows):
+        print(line)
+    if args.out:
+        report.write_csv(args.out, rows)
+    return 0

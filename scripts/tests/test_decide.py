@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host tests of the sequential decision (sbpnlab.sequential, .decide,
+campaign.run_decided, the [decide] table); KTAP output.
+
+The confidence sequence against its closed form; on synthetic paired
+differences (no effect, an effect at the margin, a large one) its error
+rate over many simulated campaigns stays under alpha while the same loop
+with a fixed-sample interval at each look (the broken rule) does not; the
+verdicts; decide.analyse() on metric rows with a missing pair; the rounds
+of run_decided() with a fake run and analysis: whole pairs, only the open
+comparisons, stop, resume.
+Run with the venv: scripts/venv.sh && .venv/bin/python scripts/tests/test_decide.py
+Exit 1 if any test failed.
+"""
+import io
+import json
+import math
+import os
+import random
+import shutil
+import sys
+import tempfile
+
+sys.dont_write_bytecode = True
+SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, SCRIPTS)
+try:
+    from sbpnlab import campaign, decide, decidesim, report, sequential, stats
+    from sbpnlab.scenario import ScenarioError, load
+except ImportError as e:
+    print(f"Bail out! {e}: run scripts/venv.sh, then .venv/bin/python {sys.argv[0]}")
+    sys.exit(1)
+
+TMP = tempfile.mkdtemp(prefix="sbpn-decide.")
+tests = []
+
+
+def test(fn):
+    tests.append(fn)
+    return fn
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def mixture_factor(n, alpha, c):
+    """Lai's t-mixture bound solved numerically: the largest |mean - mu|/s
+    at which the mixture's Bayes factor stays below 1/alpha."""
+    def bf(d):          # d = (mean - mu) / s, with s = 1
+        v = (n - 1) + n * d * d         # sum of squares about mu
+        s2 = (n * d) ** 2
+        return math.sqrt(c / (c + n)) * (v / (v - s2 / (n + c))) ** (n / 2)
+    lo, hi = 0.0, 1.0
+    while bf(hi) < 1 / alpha:
+        hi *= 2
+        if hi > 1e6:
+            return math.inf
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if bf(mid) < 1 / alpha else (lo, mid)
+    return lo
+
+
+@test
+def closed_form_matches_the_mixture():
+    for n in (3, 5, 10, 20, 30, 100):
+        for alpha in (0.05, 0.00625):
+            got = sequential.halfwidth_factor(n, alpha, 1.0)
+            want = mixture_factor(n, alpha, 1.0)
+            check(math.isinf(got) == math.isinf(want) and
+                  (math.isinf(got) or abs(got - want) < 1e-6), f"n {n} alpha {alpha}: "
+                  f"{got} != {want}")
+    # wider than the fixed-sample interval at every n, narrowing with n
+    f = [sequential.halfwidth_factor(n, 0.05) for n in (10, 20, 30, 60)]
+    check(f == sorted(f, reverse=True), f"not narrowing: {f}")
+    check(f[2] > stats.t_quantile(0.975, 29) / math.sqrt(30), "narrower than t")
+
+
+@test
+def verdicts():
+    check(sequential.verdict(0.1, 3, 2) == "higher", "above 0")
+    check(sequential.verdict(-3, -0.1, 2) == "lower", "below 0")
+    check(sequential.verdict(-1.9, 1.9, 2) == "equivalent", "inside the margin")
+    check(sequential.verdict(-2.1, 1.0, 2) is None, "reaches past the margin")
+    check(sequential.verdict(0.5, 1.5, 2) == "higher", "a sign goes first")
+    check(sequential.wrong("equivalent", 2.0, 2) and not sequential.wrong("higher", 2.0, 2)
+          and sequential.wrong("higher", 0.0, 2) and sequential.wrong("lower", 0.5, 2)
+          and not sequential.wrong("equivalent", 0.0, 2) and not sequential.wrong(None, 5, 2),
+          "wrong()")
+    check(sequential.looks(10, 5, 30) == [10, 15, 20, 25, 30] and
+          sequential.looks(10, 5, 12) == [10, 12] and sequential.looks(10, 5, 6) == [6],
+          "looks")
+
+
+def error_rate(effect, sd, margin, interval, sims=1500, seed=7):
+    """Share of simulated one-metric comparisons (up to 30 pairs, looks at
+    10, 15, ..., 30, alpha 0.05) that end with a wrong verdict."""
+    rng = random.Random(seed)
+    cutoffs = sequential.looks(10, 5, 30)
+    bad = 0
+    for _ in range(sims):
+        series = {"m": [(r, rng.gauss(effect, sd)) for r in range(1, 31)]}
+        res = sequential.evaluate(series, cutoffs, {"m": margin}, 0.05, 30, interval)
+        bad += sequential.wrong(res["metrics"]["m"]["verdict"], effect, margin)
+    return bad / sims
+
+
+@test
+def no_effect_error_under_alpha():
+    # Under no effect a sign is wrong; the confidence sequence holds its
+    # 5 % at every look at once, a fixed-sample interval at each look not.
+    good = error_rate(0.0, 1.0, 0.1, sequential.confidence_sequence)
+    bad = error_rate(0.0, 1.0, 0.1, decidesim.naive_interval)
+    check(good <= 0.05, f"confidence sequence: {good:.3f} wrong under no effect")
+    check(bad > 0.07, f"the fixed-sample rule is not seen failing ({bad:.3f}): the test "
+          "has no power")
+
+
+@test
+def margin_error_under_alpha():
+    # A true difference exactly at the margin: "equivalent" is wrong.
+    good = error_rate(0.5, 1.0, 0.5, sequential.confidence_sequence)
+    bad = error_rate(0.5, 1.0, 0.5, decidesim.naive_interval)
+    check(good <= 0.05, f"confidence sequence: {good:.3f} wrong at the margin")
+    check(bad > 0.07, f"the fixed-sample rule is not seen failing at the margin ({bad:.3f})")
+
+
+@test
+def large_effect_stops_early():
+    rng = random.Random(3)
+    series = {"m": [(r, rng.gauss(3, 1)) for r in range(1, 31)]}
+    res = sequential.evaluate(series, sequential.looks(10, 5, 30), {"m": 0.5}, 0.05, 30)
+    check(res["status"] == "decided" and res["repetition"] == 10 and
+          res["metrics"]["m"]["verdict"] == "higher", f"{res}")
+    # an open comparison says so until its last look
+    res = sequential.evaluate({"m": [(r, rng.gauss(0.3, 1)) for r in range(1, 31)]},
+                              sequential.looks(10, 5, 30), {"m": 0.01}, 0.05, 15)
+    check(res["status"] == "open" and res["repetition"] == 15 and res["look"] == 1, f"{res}")
+    res = sequential.evaluate({"m": [(r, rng.gauss(0.3, 1)) for r in range(1, 31)]},
+                              sequential.looks(10, 5, 30), {"m": 0.01}, 0.05, 30)
+    check(res["status"] == "maximum" and res["repetition"] == 30, f"{res}")
+
+
+@test
+def family_error_with_bonferroni():
+    # The simulation's own campaign loop (two comparisons x four metrics),
+    # no effect: the family's error stays under 5 %, and without Bonferroni
+    # and sequential intervals it would not.
+    rng = decidesim.np.random.default_rng(5)
+    conf = sequential.settings()
+    cases = [decidesim.synthetic_cases()[0]]
+    good = decidesim.synthetic(conf, 600, rng, cases=cases)[0]["error_rate"]
+    bad = decidesim.synthetic(conf, 600, rng, decidesim.naive_interval,
+                              cases=cases)[0]["error_rate"]
+    check(good <= 0.05, f"family error {good:.3f}")
+    check(bad > 0.07, f"fixed-sample rule not seen failing: {bad:.3f}")
+
+
+def rows_of(effects, reps=12, missing=()):
+    """Metric rows of one comparison point: simple and a variant, the
+    variant's audio on time better by effects[rep] (a fraction)."""
+    rows = []
+    for rep in range(1, reps + 1):
+        for policy in ("simple", "sbpn2+fw"):
+            if (policy, rep) in missing:
+                continue
+            up = effects[rep - 1] if policy != "simple" else 0.0
+            rows.append({"scenario": "s", "params": {"rtt_ms": 80}, "flow": "call",
+                         "policy": policy, "key": (rep, rep), "repetition": rep,
+                         "audio.on_time_frac": 0.5 + up, "video.on_time_frac": 0.5,
+                         "video.frames_on_time_frac": 0.5 + (rep % 2) * 1e-4,
+                         "tcp.goodput_kbps": math.nan})
+    return rows
+
+
+@test
+def analyse_pairs_and_family():
+    rng = random.Random(1)
+    eff = [0.10 + rng.gauss(0, 0.02) for _ in range(12)]
+    rows = rows_of(eff, missing={("sbpn2+fw", 3)})
+    conf = sequential.settings({"min_pairs": 10, "step": 2})
+    d = decide.analyse(rows, conf, 12, 10)
+    (c,) = d["comparisons"]
+    m = {x["metric"]: x for x in c["metrics"]}
+    check(d["family"] == 3 and abs(d["alpha_each"] - 0.05 / 3) < 1e-12,
+          f"family {d['family']}: no TCP, so three metrics")
+    check(m["audio.on_time_frac"]["n"] == 9, "pair 3 is missing a run: 9 pairs by 10")
+    want = [(r, (eff[r - 1]) * 100) for r in range(1, 11) if r != 3]
+    n, mean, lo, hi = sequential.confidence_sequence([x for _, x in want], 0.05 / 3)
+    check(abs(m["audio.on_time_frac"]["mean"] - mean) < 1e-9 and
+          abs(m["audio.on_time_frac"]["lo"] - lo) < 1e-9, "the interval of the pairs")
+    check(c["status"] == "decided" and c["repetition"] == 10 and
+          m["audio.on_time_frac"]["verdict"] == "higher" and
+          m["video.on_time_frac"]["verdict"] == "equivalent", f"{c}")
+    text = "\n".join(decide.lines(d))
+    check("stopped at look 1 (repetition 10): every metric has a verdict" in text and
+          "audio on time: higher" in text, text)
+    json.dumps(d)           # decision.json must hold it
+
+
+def scenario_file(extra=""):
+    path = os.path.join(TMP, "decide.toml")
+    with open(path, "w") as f:
+        f.write(f"""[scenario]
+name = "dec"
+duration_s = 10
+repetitions = 20
+[link]
+rate = "1mbit"
+[[media]]
+name = "call"
+[sweep]
+policy = ["simple", "sbpn2"]
+frame = [false, true]
+rtt_ms = [30, 80]
+{extra}""")
+    return path
+
+
+@test
+def decide_table():
+    sc = load(scenario_file('[decide]\nmin_pairs = 6\nstep = 2\n'
+                            '[decide.margins]\nframes = 4\ntcp_kbps = 20\n'))
+    check(sc.decide["min_pairs"] == 6 and sc.decide["margins"]["frames"] == 4 and
+          sc.decide["margins"]["audio"] == 2.0 and sc.decide["enabled"], f"{sc.decide}")
+    check(load(scenario_file()).decide is None, "no table, no decision")
+    for bad in ('[decide]\nstep = 0\n', '[decide]\nwhat = 1\n',
+                '[decide.margins]\naudio_pp = 1\n', '[decide.margins]\naudio = -1\n'):
+        try:
+            load(scenario_file(bad))
+        except ScenarioError:
+            continue
+        raise AssertionError(f"accepted {bad!r}")
+
+
+@test
+def arms_match_the_report():
+    sc = load(scenario_file())
+    for spec in sc.runs()[:8]:
+        ((key, label),) = campaign.arms(spec)
+        meta = {"config": spec.config, "params": spec.point}
+        params = {k: v for k, v in spec.point.items()
+                  if k != "policy" and k not in stats.CCID3_OPTIONS}
+        check(label == stats.policy_of(meta, "call") and
+              key == ("dec", tuple(sorted((k, str(v)) for k, v in params.items())), "call"),
+              f"{spec.id}: {key} {label}")
+    check(tuple(m[0] for m in sequential.METRICS) == tuple(h[0] for h in report.HEADLINE),
+          "the decision's metrics are the finding's")
+
+
+@test
+def rounds_run_whole_pairs_and_stop():
+    sc = load(scenario_file('[decide]\nmin_pairs = 10\nstep = 5\n'))
+    results = os.path.join(TMP, "results")
+    made = []
+
+    def fake_execute(spec, run_dir, slot, name, jobs):
+        os.makedirs(run_dir, exist_ok=True)
+        meta = {"status": "complete", "reason": None}
+        with open(os.path.join(run_dir, "meta.json"), "w") as f:
+            json.dump(meta, f)
+        made.append(spec.id)
+        return meta
+
+    # The fake analysis: at rtt 30 sbpn2 decides after the first look,
+    # sbpn2+fw after the second; at rtt 80 both stay open to the end.
+    def fake_analyse(camp_dir, scenario, through, out):
+        comps = []
+        for rtt in ("30", "80"):
+            for variant, stop in (("sbpn2", 10), ("sbpn2+fw", 15)):
+                done = rtt == "30" and through >= stop
+                comps.append({"scenario": "dec", "params": {"rtt_ms": rtt}, "flow": "call",
+                              "variant": variant, "baseline": "simple",
+                              "status": "decided" if done else
+                              ("maximum" if through >= 20 else "open")})
+        return {"comparisons": comps}
+
+    real = campaign.execute
+    campaign.execute = fake_execute
+    try:
+        out = io.StringIO()
+        failed = campaign.run_decided(sc, results, jobs=1, out=out,
+                                      settings=sc.decide, analyse=fake_analyse)
+        check(not failed, f"failed {failed}")
+        reps = {}
+        for rid in made:
+            reps.setdefault(rid.rsplit(",rep=", 1)[0], []).append(int(rid.rsplit("=", 1)[1]))
+        want30 = {"policy=simple,frame=False,rtt_ms=30": 15,   # as long as sbpn2+fw needs it
+                  "policy=sbpn2,frame=False,rtt_ms=30": 10,
+                  "policy=sbpn2,frame=True,rtt_ms=30": 15,
+                  # frame changes SBPN only: this is simple too
+                  "policy=simple,frame=True,rtt_ms=30": 15}
+        for arm, n in want30.items():
+            check(sorted(reps.get(arm, [])) == list(range(1, n + 1)), f"{arm}: {reps.get(arm)}")
+        for arm in ("policy=simple,frame=False,rtt_ms=80", "policy=sbpn2,frame=True,rtt_ms=80"):
+            check(sorted(reps[arm]) == list(range(1, 21)), f"{arm}: {reps[arm]}")
+        index = json.load(open(os.path.join(results, "dec", "campaign.json")))
+        check(index["decide"]["min_pairs"] == 10 and len(index["runs"]) == 160, "index")
+        # resume: nothing more to run, the same stop
+        made.clear()
+        campaign.run_decided(sc, results, jobs=1, out=out, settings=sc.decide,
+                             analyse=fake_analyse)
+        check(made == [], f"a resumed campaign ran {made}")
+        # every comparison decided after round 1: no second round
+        made.clear()
+        shutil.rmtree(os.path.join(results, "dec"))
+        campaign.run_decided(sc, results, jobs=1, out=out, settings=sc.decide,
+                             analyse=lambda *a, **k: {"comparisons": []})
+        check(made and max(int(r.rsplit("=", 1)[1]) for r in made) == 10, "stop after 10")
+    finally:
+        campaign.execute = real
+
+
+@test
+def report_prints_the_decision():
+    rng = random.Random(2)
+    d = decide.analyse(rows_of([0.1 + rng.gauss(0, 0.02) for _ in range(12)]),
+                       sequential.settings({"step": 2}), 12, 12)
+    camp = os.path.join(TMP, "camp")
+    os.makedirs(camp)
+    with open(os.path.join(camp, "decision.json"), "w") as f:
+        json.dump(d, f)
+    check(decide.read(camp)["comparisons"][0]["status"] == "decided", "read back")
+    lines = decide.lines(decide.read(camp))
+    check(lines[0].startswith("Sequential decision") and "Lai" in lines[0], lines[0])
+
+
+def main():
+    print("TAP version 13")
+    print(f"1..{len(tests)}")
+    failed = 0
+    for n, fn in enumerate(tests, 1):
+        try:
+            fn()
+            print(f"ok {n} {fn.__name__}")
+        except Exception as e:       # a crash is a failure too, with its reason
+            failed += 1
+            for line in f"{type(e).__name__}: {e}".splitlines():
+                print(f"# {line}")
+            print(f"not ok {n} {fn.__name__}")
+    shutil.rmtree(TMP, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
