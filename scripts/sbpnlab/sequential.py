@@ -32,7 +32,7 @@ MARGIN_KEYS = {m[1]: m[0] for m in METRICS}
 # is N(0, 1/c).  c = 1 gives the narrowest intervals from about 15 to 30
 # pairs at the Bonferroni levels of our campaigns (statistics.rst).
 MIXTURE = 1.0
-DEFAULTS = {"min_pairs": 10, "step": 5, "alpha": 0.05, "baseline": "simple",
+DEFAULTS = {"min_pairs": 20, "step": 5, "alpha": 0.05, "baseline": "simple",
             "margins": {m[1]: m[5] for m in METRICS}}
 VERDICTS = ("higher", "lower", "equivalent")
 
