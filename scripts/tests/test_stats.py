@@ -157,28 +157,98 @@ def jitter_buffer_loss():
     check(close(x, [1, 2, 3]) and close(y, [1 / 3, 2 / 3, 1]), f"cdf {x} {y}")
 
 
+@test
+def jitter_buffer_and_loss_period_edges():
+    # Base 125 ms, the smallest delay though not the first; a buffer of
+    # 125 ms plays up to 250 ms inclusive, not a hair more (binary
+    # fractions: exact).  From the first packet's delay (250 ms) it would
+    # play 375 ms too; without the base (d <= 125 ms) or with "<", the
+    # 250 ms packet would be lost.
+    d = np.array([0.25, 0.125, np.nan, 0.25 + 2 ** -20, 0.375])
+    u = stats.usable(d, 0.125)
+    check(list(u) == [True, True, False, False, False], f"usable {u}")
+    # Packets 25 ms apart: runs of 1, 2, 3, 5, 7 and 8 unusable packets are
+    # 25, 50, 75, 125, 175 and 200 ms: levels 1, 2, 3, 4, 4, 5 (counted as
+    # if 20 ms apart, or in packets, the run of 3 would be level 2 and the
+    # run of 8 level 4).  The first packet is lost: its run counts too.
+    F, T = False, True
+    runs = (1, 2, 3, 5, 7, 8)
+    lost = sum(([F] + [T] * n for n in runs), [])[1:]
+    want = sum(([0] + [lv] * n for n, lv in zip(runs, (1, 2, 3, 4, 4, 5))), [])[1:]
+    got = stats.loss_period_levels(lost, 0.025)
+    check(list(got) == want, f"levels at 25 ms {list(got)}")
+    # The report's levels use its --jitter-buffer-ms: with 250 ms the 3
+    # audio packets 250 ms late (base 30 ms) are usable, leaving the 27
+    # lost in a row (540 ms, level 5) of simple's seed 1.
+    run = stats.Run(os.path.join(campaign(), "policy=simple,rep=01"))
+    (row,) = stats.run_metrics(run, 0.250)
+    check(close(row["audio.level5"], 27 / 150) and close(row["audio.acceptable"], 123 / 150),
+          f"levels with a 250 ms buffer {row['audio.level5']} {row['audio.acceptable']}")
+
+
+@test
+def stall_threshold():
+    # The flow starts 0.5 s after t0, warm-up 1 s: samples from 1.5 s
+    # count.  X below 10700 B/s in 3 of those 5 (10700 itself is not
+    # below): 0.6 (from t0 + warm-up, 4 of 6; at or below, 0.8).
+    cc = {"t": np.array([0.5, 1.0, 1.5, 1.6, 1.7, 1.8, 1.9]),
+          "x": np.array([0, 0, 10600, 10700, 5000, 20000, 0.0])}
+    check(close(stats.stall_fraction(cc, 10700, 1.0, 0.5), 0.6), "stall share")
+    # A run stalled when its share is at least one half.
+    rows = [{"stall": v} for v in (0.49, 0.5, 0.51, math.nan)] + [{}]
+    check(report.stalled_runs(rows) == "2", f"stalled runs {report.stalled_runs(rows)}")
+    check(report.stalled_runs([{"stall": math.nan}, {}]) == "-", "no CCID3 log: '-'")
+    # In a run the threshold is the audio's payload rate, 214 B x 50/s =
+    # 10700 B/s: X of 10600 (stalled), 20000 (not, though below the audio
+    # and video together, 25960 B/s) and 85000 B/s (not, though below
+    # 85600, the audio's rate in bit/s), 10 samples each after warm-up.
+    d = write_run(os.path.join(TMP, "stall"), "sbpn2", 5)
+    with open(os.path.join(d, "media-call.cc.log"), "w") as f:
+        f.write("# sbpn-cc 1\n# role: send\nt_ns\tx_Bps\tx_recv_Bps\tx_calc_Bps\trtt_us\tp"
+                "\trto_us\tipi_us\n")
+        for k in range(DURATION_S * 10):
+            x = (10600, 20000, 85000)[k // 10 - 1] if k >= 10 else 0
+            f.write(f"{START_NS + k * 100_000_000}\t{x}\t{x}\t0\t40000\t0.01\t200000\t0\n")
+        f.write("# complete: 1\n")
+    (row,) = stats.run_metrics(stats.Run(d), 0.040)
+    check(close(row["stall"], 1 / 3), f"stall {row['stall']}")
+
+
+def times_ns(packet, start_ns):
+    """(planned, sent, expiry) in ns of a packet (class, size, t_s, result
+    [, late_s [, lifetime_s]]): sent late_s after it was planned (0 if not
+    given), its deadline planned + lifetime_s (200 ms if not given; None:
+    no expiry, written as 0, as sbpn-send does)."""
+    planned = start_ns + round(packet[2] * 1e9)
+    late = round(packet[4] * 1e9) if len(packet) > 4 else 0
+    life = packet[5] if len(packet) > 5 else 0.2
+    return planned, planned + late, 0 if life is None else planned + round(life * 1e9)
+
+
 def send_lines(packets, start_ns, late_ns=0):
-    """Record-file text of a sender: packets = [(class, size, t_s, result)],
-    each sent late_ns after it was planned."""
+    """Record-file text of a sender: packets = [(class, size, t_s, result
+    [, late_s [, lifetime_s]])] (times_ns()), each sent late_ns more."""
     lines = ["# sbpn-records 1", "# role: send", "# flow: call", "# transport: dccp",
              f"# start_ns: {start_ns}",
              "seq\tclass\tsize\tprio\tplanned_ns\tsent_ns\texpiry_ns\tresult"]
-    for i, (cls, size, t, result) in enumerate(packets):
-        ns = start_ns + round(t * 1e9)
-        lines.append(f"{i}\t{cls}\t{size}\t{2 if cls == 'audio' else 1}\t{ns}\t{ns + late_ns}\t"
-                     f"{ns + 200_000_000}\t{result}")
+    for i, p in enumerate(packets):
+        cls, size, _, result = p[:4]
+        planned, sent, expiry = times_ns(p, start_ns)
+        lines.append(f"{i}\t{cls}\t{size}\t{2 if cls == 'audio' else 1}\t{planned}\t"
+                     f"{sent + late_ns}\t{expiry}\t{result}")
     return "\n".join(lines + ["# complete: 1", ""])
 
 
 def recv_lines(packets, start_ns, delays, order=None):
-    """Receiver text: delays = {seq: seconds} of the packets that arrived,
-    in seq order or in the order given (which may repeat a seq)."""
+    """Receiver text: delays = {seq: seconds after the packet's late_s} of
+    the packets that arrived, in seq order or in the order given (which may
+    repeat a seq)."""
     lines = ["# sbpn-records 1", "# role: recv", "# flow: call", "# transport: dccp",
              f"# start_ns: {start_ns}", "seq\tclass\tsize\tsent_ns\trecv_ns"]
     for i in order or sorted(delays):
-        cls, size, t, _ = packets[i]
+        cls, size = packets[i][:2]
         d = delays[i]
-        ns = start_ns + round(t * 1e9)
+        _, ns, _ = times_ns(packets[i], start_ns)
         lines.append(f"{i}\t{cls}\t{size}\t{ns}\t{ns + round(d * 1e9)}")
     return "\n".join(lines + ["# complete: 1", ""])
 
@@ -236,6 +306,48 @@ def frames_and_bytes_on_time():
     audio = [("audio", 214, i * 0.02, "ok") for i in range(10)]
     got = stats.delivery(flow_of(audio, {i: 0.03 for i in range(9)}), "audio", 0)
     check(got["frames"] == 10 and got["frames_on_time"] == 9, f"audio frames {got}")
+
+
+@test
+def on_time_definitions():
+    # Eleven audio packets, 20 ms apart, lifetime 150 ms (expiry_ns =
+    # planned + 150 ms) unless none; delays are sendmsg -> arrival:
+    #   0  sent on time, 30 ms            on time
+    #   1  sent 50 ms late, 120 ms        late: arrives planned + 170 > 150
+    #                                     (on time if the deadline ran from
+    #                                     the send time, or were 200 ms)
+    #   2  sent 100 ms late, 40 ms        on time (planned + 140)
+    #   3, 4  refused (EAGAIN)            scheduled, never accepted
+    #   5  no expiry, 900 ms              on time: no deadline
+    #   6  no expiry, lost
+    #   7  180 ms                         late (on time if 200 ms were assumed)
+    #   8  lost
+    #   9  30 ms                          on time
+    #  10  150 ms: arrives at its expiry  on time (recv <= expiry)
+    # On time 5 of 11 scheduled (5/9 of the accepted, 5/7 of the received).
+    L = 0.150
+    packets = [("audio", 214, i * 0.02, "EAGAIN" if i in (3, 4) else "ok",
+                (0.050 if i == 1 else 0.100 if i == 2 else 0), None if i in (5, 6) else L)
+               for i in range(11)]
+    delays = {0: 0.030, 1: 0.120, 2: 0.040, 5: 0.900, 7: 0.180, 9: 0.030, 10: 0.150}
+    f = flow_of(packets, delays)
+    got = stats.delivery(f, "audio", 0)
+    want = {"scheduled": 11, "accepted": 9, "received": 7, "on_time": 5, "frames": 11,
+            "frames_on_time": 5}
+    check({k: got[k] for k in want} == want, f"counts {got}")
+    check(close(got["on_time_frac"], 5 / 11) and close(got["received_frac"], 7 / 11) and
+          close(got["frames_on_time_frac"], 5 / 11) and close(got["bytes_on_time_frac"], 5 / 11),
+          f"fractions {got}")
+    # One-way delay from sendmsg() to arrival (not from the planned time,
+    # which would give 170 and 140 ms for packets 1 and 2).
+    d = stats.delays(f, "audio", 0) * 1000
+    check(close(d, [30, 120, 40, np.nan, np.nan, 900, np.nan, 180, np.nan, 30, 150], 1e-6),
+          f"delays {d}")
+    # The per-packet figure's fates use the same deadline.
+    fate = list(stats.fates(f))
+    check(fate == ["on time", "late", "on time", "refused", "refused", "on time",
+                   "lost in the network", "late", "lost in the network", "on time", "on time"],
+          f"fates {fate}")
 
 
 @test
@@ -462,6 +574,58 @@ def run_metrics_of_a_run():
 
 
 @test
+def competing_tcp_and_utilisation():
+    """Two forward Reno flows that get 100 and 300 kbit/s acknowledged
+    while writing 150 and 400, and a reverse flow of 1000 kbit/s, all
+    from 0.5 s after t0 to 4 s, every 0.5 s.  The competing TCP goodput
+    is their acknowledged bytes summed over the forward flows: 400 kbit/s
+    (per flow: 200; written: 550; with the reverse flow: 1400)."""
+    d = write_run(os.path.join(TMP, "tcp"), "sbpn2", 5)
+    for i, (acked, written) in enumerate(((6250, 9375), (18750, 25000), (62500, 62500))):
+        with open(os.path.join(d, f"tcp-{i}.rec"), "w") as f:
+            f.write("# sbpn-tcp 1\n# role: send\nt_ns\tbytes_written\tbytes_acked\trtt_us"
+                    "\tmin_rtt_us\tcwnd\tretrans\n")
+            for k in range(8):
+                f.write(f"{START_NS + 500_000_000 * (k + 1)}\t{written * k}\t{acked * k}"
+                        "\t80000\t80000\t10\t0\n")
+            f.write("# complete: 1\n")
+    with open(os.path.join(d, "meta.json")) as f:
+        meta = json.load(f)
+    meta["config"]["tcp"] = [{"flows": 2, "direction": "forward"},
+                             {"flows": 1, "direction": "reverse"}]
+    meta["tcp"] = [{"started_s": 0.5}] * 3
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump(meta, f)
+    run = stats.Run(d)
+    (row,) = stats.run_metrics(run, 0.040)
+    check(close(row["tcp.goodput_kbps"], 400, 1e-6) and row["tcp.flows"] == 2,
+          f"competing TCP {row['tcp.goodput_kbps']} kbit/s, {row['tcp.flows']} flows")
+    # The reverse flow's data does not cross the forward bottleneck: it
+    # changes neither Jain's index nor the utilisation.
+    del run.tcp["tcp-2"]
+    (fwd,) = stats.run_metrics(run, 0.040)
+    check(close(row["jain"], fwd["jain"]) and close(row["utilisation"], fwd["utilisation"]),
+          f"reverse flow counted: {row['jain']} {fwd['jain']}, "
+          f"{row['utilisation']} {fwd['utilisation']}")
+    # Utilisation is the mean over the window's bins of goodput / capacity.
+    # The window's bins run from 1.2 to 4.0 s; the capacity is 1 Mbit/s
+    # until link.log's applied change at 2.2 s, then 500 kbit/s: per bin 1,
+    # 1, 0.75, 0.5, 0.5, 0.5, 0.5 Mbit/s.  The forward flows' 400 kbit/s
+    # add (0.4 + 0.4 + 0.5333 + 4 * 0.8) / 7 = 0.647619 (over the mean
+    # capacity 0.678571 Mbit/s: 0.5895; with the planned change at 2 s:
+    # 0.6857; at the starting rate: 0.4).
+    run.tcp = {}
+    (media,) = stats.run_metrics(run, 0.040)
+    check(close(fwd["utilisation"] - media["utilisation"], (0.8 + 1.6 / 3 + 3.2) / 7),
+          f"utilisation {fwd['utilisation']} - {media['utilisation']}")
+    # The same definition on two bins: 500 kbit/s over 1 and 0.5 Mbit/s
+    # is (0.5 + 1) / 2 = 0.75, not 1 Mbit/s / 1.5 Mbit/s = 0.667.
+    share = stats.link_share({"a": np.array([500e3, 500e3])}, np.array([1e6, 0.5e6]),
+                             np.array([True, True]))
+    check(close(share["utilisation"], 0.75), f"time-varying capacity {share}")
+
+
+@test
 def headline_states_what_intervals_allow():
     # Ten seeds; sbpn2 gets exactly 10 points more audio (noise cancels in
     # pairs), video +3 and -1 points alternately (mean +1, CI +-1.5: cannot
@@ -604,6 +768,36 @@ def report_sweep():
         svg = f.read()
     check(all(f"<!-- {c} on time: difference to simple, paired by seed -->" in svg
               for c in ("audio", "video")), "sweep figure has the paired panels")
+
+
+@test
+def report_pairs_by_seed():
+    """simple has seeds 1-4 (audio on time 80, 90, 70, 92 %); sbpn2 has
+    seeds 1 and 4 (84, 98 %): its seed 2 failed and seed 3 was never made.
+    Paired by seed: +4 and +6 points, mean 5, sd sqrt 2, CI 12.706 * sqrt 2
+    / sqrt 2 = 12.7.  Matched by order instead (80-84, 90-98): +4 and +8;
+    the difference of the means: 91 - 83 = +8."""
+    camp = os.path.join(TMP, "pairs")
+    for seed, on_time in ((1, 120), (2, 135), (3, 105), (4, 138)):
+        write_run(camp, "simple", seed, on_time=on_time)
+    write_run(camp, "sbpn2", 1, on_time=126)
+    write_run(camp, "sbpn2", 2, status="failed")
+    write_run(camp, "sbpn2", 4, on_time=147)
+    runs = sorted(os.listdir(camp)) + ["policy=sbpn2,rep=03"]
+    with open(os.path.join(camp, "campaign.json"), "w") as f:
+        json.dump({"format": 1, "runs": runs}, f)
+    rc, text, err = run_report(camp, "--out", os.path.join(TMP, "pairs-report"),
+                               "--no-figures")
+    check(rc == 0, f"rc {rc}: {err}")
+    check(text.startswith("Finding (synthetic flow call): sbpn2 against simple, 2 runs of "
+                          "each paired by seed, mean difference ±95 % CI: +5.0 ±12.7 points "
+                          "of audio on time;"), f"headline:\n{text}")
+    lines = text.splitlines()
+    i = lines.index(next(x for x in lines if x.startswith("differences to simple")))
+    check(lines[i + 2].split()[:5] == ["sbpn2", "2", "5.0", "±12.7", "(4.0/5.0/6.0)"],
+          f"paired table: {lines[i:i + 3]}")
+    check("Runs not used (2):" in text and "policy=sbpn2,rep=02: failed" in text and
+          "policy=sbpn2,rep=03: not run" in text, f"runs not used:\n{text}")
 
 
 @test
