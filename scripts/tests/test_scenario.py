@@ -27,6 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
 sys.path.insert(0, SCRIPTS)
 from sbpnlab import autojobs, campaign, netlink, schedule  # noqa: E402
+from sbpnlab import run as run_mod  # noqa: E402
 from sbpnlab.scenario import CCID3_OPTIONS, ScenarioError, load, option_flags  # noqa: E402
 
 GOOD = """\
@@ -129,6 +130,23 @@ BAD = [
     ("edf and newest swept", GOOD.replace("rtt_ms = [30, 150]",
                                           "edf = [false, true]\nnewest = [false, true]"),
      [":26:", "field 'sweep.newest'", "both edf and newest"]),
+    # loss_pct is a percentage, 0..100 both included (not a fraction)
+    ("loss_pct above 100", GOOD.replace("queue_packets = 5", "queue_packets = 5\nloss_pct = 100.5"),
+     [":12:", "field 'link.loss_pct'", "0..100", "100.5"]),
+    ("loss_pct below 0", GOOD.replace("queue_packets = 5", "queue_packets = 5\nloss_pct = -0.5"),
+     [":12:", "field 'link.loss_pct'", "0..100", "-0.5"]),
+    ("loss_pct sweep value", GOOD.replace("rtt_ms = [30, 150]", "loss_pct = [0, 101]"),
+     ["field 'sweep.loss_pct'", "0..100", "101"]),
+    ("loss_pct sweep negative", GOOD.replace("rtt_ms = [30, 150]", "loss_pct = [-1, 5]"),
+     ["field 'sweep.loss_pct'", "0..100", "-1"]),
+] + [
+    # window_s = [from, to] within the run (duration 10 s), from <= to
+    (f"short_tcp window_s {w}",
+     GOOD.replace("[[media]]", f"[[short_tcp]]\ncount = 3\nsize_bytes = 1000\n"
+                  f"window_s = {w}\n\n[[media]]", 1),
+     ["field 'short_tcp[0].window_s'", "0 <= from <= to <= 10", "got"])
+    for w in ("[6, 5]", "[-1, 5]", "[0, 10.5]", "[11, 11]", "[5]", "[1, 2, 3]", "[true, 5]",
+              '[0, "5"]', "5")
 ]
 
 results = []
@@ -388,6 +406,44 @@ def jobs_auto(tmp, good):
           jobs_seen == [4] * 12 and "12 to do, 4 at a time" in text, text[:600])
 
 
+def ranges(tmp):
+    """The edges of loss_pct and window_s are accepted (BAD has the values
+    just beyond them), a swept loss_pct reaches the link as given, and
+    short flows start inside their window."""
+    def loaded(text):
+        try:
+            return load(write(tmp, text, "range.toml"))
+        except ScenarioError as e:
+            return e
+
+    got = []
+    for v in ("0", "0.5", "100"):
+        sc = loaded(GOOD.replace("queue_packets = 5", f"queue_packets = 5\nloss_pct = {v}"))
+        got.append(sc if isinstance(sc, ScenarioError) else sc.config["link"]["loss_pct"])
+    check("link.loss_pct 0, 0.5 and 100 (percent) are accepted", got == [0, 0.5, 100], str(got))
+    sc = loaded(GOOD.replace("rtt_ms = [30, 150]", "loss_pct = [0, 2.5, 100]"))
+    got = sc if isinstance(sc, ScenarioError) else sorted(
+        {(r.point["loss_pct"], r.config["link"]["loss_pct"]) for r in sc.runs()})
+    check("sweep loss_pct 0, 2.5, 100 sets the link's loss in percent",
+          got == [(0, 0), (2.5, 2.5), (100, 100)], str(got))
+    short = '[[short_tcp]]\ncount = 50\nsize_bytes = 1000\n{}\n[[media]]'
+    got = {}
+    for w in ("", "window_s = [0, 10]", "window_s = [5, 5]", "window_s = [2, 3]",
+              "window_s = [9.5, 10]"):
+        sc = loaded(GOOD.replace("[[media]]", short.format(w), 1))
+        if isinstance(sc, ScenarioError):
+            got[w or "default"] = str(sc)
+            continue
+        grp = sc.config["short_tcp"][0]["window_s"]
+        starts = [f["start_s"] for f in run_mod._short_plan(sc.config, 7, 10)["flows"]]
+        got[w or "default"] = (grp, min(starts) >= grp[0] and max(starts) <= grp[1] and
+                               (grp[0] == grp[1] or len(set(starts)) > 1))
+    check("short_tcp window_s: edges accepted, default the whole run, starts inside it",
+          got == {"default": ([0, 10], True), "window_s = [0, 10]": ([0, 10], True),
+                  "window_s = [5, 5]": ([5, 5], True), "window_s = [2, 3]": ([2, 3], True),
+                  "window_s = [9.5, 10]": ([9.5, 10], True)}, str(got))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         shipped = sorted(glob.glob(os.path.join(SCRIPTS, "scenarios", "*.toml")))
@@ -468,6 +524,7 @@ def main():
               sc.config["media"][0]["faster_restart"] is False and
               sc.config["media"][0]["silence_suppression"] is False)
 
+        ranges(tmp)
         for name, text, want in BAD:
             path = write(tmp, text)
             try:
