@@ -320,6 +320,11 @@ static void print_stats(const struct schedule *s, const struct model *m)
 		printf("paper (McDonald & Nelson 3.2): audio 86, video 289, total 374 kbit/s "
 		       "\"including all packet overheads\"\n");
 	}
+	if (s->coded)
+		printf("coding dependencies: %zu video frames, %zu key frames (video_gop %llu, "
+		       "keyframe_ratio %g), each other frame references the one before\n",
+		       s->nframes, s->keyframes, (unsigned long long)m->video_gop,
+		       m->keyframe_ratio);
 }
 
 /* ---- the connection -------------------------------------------------- */
@@ -701,7 +706,16 @@ int main(int argc, char **argv)
 	rec_meta(&rec, "expiry_cmsg", "%d", !!(cmsgs & SBPN_CMSG_EXPIRY));
 	if (!strcmp(cfg.source, "cbr"))
 		rec_meta(&rec, "cbr_payload", "%u", cbr_payload);
-	rec_columns(&rec, "seq\tclass\tsize\tprio\tplanned_ns\tsent_ns\texpiry_ns\tresult");
+	if (s.coded) {
+		/* coding dependencies: two more columns (records.rst) */
+		rec_meta(&rec, "video_gop", "%llu", (unsigned long long)m.video_gop);
+		if (!strcmp(cfg.source, "ekiga"))
+			rec_meta(&rec, "keyframe_ratio", "%g", m.keyframe_ratio);
+		rec_columns(&rec, "seq\tclass\tsize\tprio\tplanned_ns\tsent_ns\texpiry_ns\tresult\t"
+			    "frame\tkey");
+	} else {
+		rec_columns(&rec, "seq\tclass\tsize\tprio\tplanned_ns\tsent_ns\texpiry_ns\tresult");
+	}
 
 	if (cfg.cc_log)
 		cc_open(start, kernel);
@@ -756,10 +770,14 @@ int main(int argc, char **argv)
 					}
 				}
 			}
-			fprintf(rec.f, "%zu\t%s\t%u\t%u\t%llu\t%llu\t%llu\t%s\n", i,
+			fprintf(rec.f, "%zu\t%s\t%u\t%u\t%llu\t%llu\t%llu\t%s", i,
 				class_name(p->cls), p->size, p->prio,
 				(unsigned long long)planned, (unsigned long long)sent,
 				(unsigned long long)expiry, result);
+			if (s.coded && p->frame >= 0)
+				fprintf(rec.f, "\t%d\t%d\n", (int)p->frame, (int)p->key);
+			else
+				fputs(s.coded ? "\t-\t-\n" : "\n", rec.f);
 			sent_upto = i + 1;
 			if (fatal)
 				break;

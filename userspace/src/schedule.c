@@ -12,6 +12,12 @@
  * silence + still) repeats.  One seeded generator (splitmix64) drives every
  * random choice in schedule order, so a seed fixes the whole schedule.
  *
+ * Coding dependencies (video_gop > 0): frame k is a key frame when
+ * k % video_gop == 0, else a P-frame referencing frame k - 1; the drawn
+ * size is scaled so that a key frame is keyframe_ratio times a P-frame and
+ * a GOP's mean frame is the drawn mean (no extra random draws: the same
+ * seed gives the same coin flips and draws with the option on or off).
+ *
  * CBR: fixed-size packets at a fixed interval, size derived from an IPv4
  * packet size.  Trace: a text file, format in Documentation/traffic.rst.
  */
@@ -47,6 +53,8 @@ void model_defaults(struct model *m)
 	m->duration_s = 60;
 	m->cbr_ip_size = 80;
 	m->cbr_interval_ms = 20;
+	m->video_gop = 0;		/* no coding dependencies */
+	m->keyframe_ratio = 5;		/* used only with video_gop > 0 */
 	m->nphases = 3;
 	m->phase_active[0] = true;
 	m->phase_s[0] = 10;
@@ -84,6 +92,8 @@ static const struct key model_keys[] = {
 	KEY(duration_s, K_REAL, 0.001, 86400),
 	KEY(cbr_ip_size, K_UINT, 1, 65535),
 	KEY(cbr_interval_ms, K_REAL, 0.1, 60000),
+	KEY(video_gop, K_UINT, 0, 1000000),
+	KEY(keyframe_ratio, K_REAL, 1, 1000),
 };
 
 static char *trim(char *s)
@@ -273,6 +283,8 @@ static int sched_add(struct schedule *s, uint64_t t_ns, uint32_t size, int cls,
 	p->cls = (uint8_t)cls;
 	p->prio = prio;
 	p->lifetime_ns = lifetime_ns;
+	p->key = -1;
+	p->frame = -1;
 	return 0;
 }
 
@@ -315,9 +327,22 @@ static int add_frame(struct schedule *s, const struct model *m, uint64_t t,
 	bool motion = model_active_at(m, t);
 	double mean = motion ? m->motion_high_mean : m->motion_low_mean;
 	double sd = motion ? m->motion_high_sd : m->motion_low_sd;
-	double draw = round(rng_normal(rng, mean, sd));
+	double draw = rng_normal(rng, mean, sd);
+	size_t idx = s->nframes++, first = s->n;
+	int key = -1;
 	uint64_t left;
 
+	if (m->video_gop) {
+		/* a GOP of G frames, one key frame of r P-frames: G - 1 + r
+		 * P-frames in all, so a P-frame is G / (G - 1 + r) of the mean */
+		double g = (double)m->video_gop;
+		double p_share = g / (g - 1 + m->keyframe_ratio);
+
+		key = idx % m->video_gop == 0;
+		draw *= key ? m->keyframe_ratio * p_share : p_share;
+		s->keyframes += key;
+	}
+	draw = round(draw);
 	if (draw < (double)m->video_frame_min) {
 		draw = (double)m->video_frame_min;
 		s->clamped++;
@@ -333,6 +358,10 @@ static int add_frame(struct schedule *s, const struct model *m, uint64_t t,
 			      lifetime_ns_of(m)))
 			return -1;
 		left -= piece;
+	}
+	for (size_t i = first; i < s->n; i++) {
+		s->p[i].frame = (int32_t)idx;
+		s->p[i].key = (int8_t)key;
 	}
 	return 0;
 }
@@ -353,6 +382,7 @@ int sched_ekiga(struct schedule *s, const struct model *m, uint64_t seed)
 
 	memset(s, 0, sizeof(*s));
 	s->duration_ns = dur;
+	s->coded = m->video_gop > 0;
 	for (;;) {
 		/* k-th event at round(k * interval): no drift over long runs */
 		uint64_t ta = (uint64_t)llround((double)ka * a_ns);
@@ -417,7 +447,7 @@ int sched_cbr(struct schedule *s, const struct model *m, enum transport tr,
 
 /* ---- traces ---------------------------------------------------------- */
 
-static const char *const trace_fields[] = { "time", "size", "class", "prio", "lifetime" };
+static const char *const trace_fields[] = { "time", "size", "class", "prio", "lifetime", "key" };
 
 int sched_trace(struct schedule *s, const char *path, const struct model *m,
 		uint64_t default_lifetime_ns, uint64_t limit_ns)
@@ -425,7 +455,10 @@ int sched_trace(struct schedule *s, const char *path, const struct model *m,
 	FILE *f = fopen(path, "r");
 	char buf[1024];
 	int line = 0;
-	uint64_t last = 0;
+	uint64_t last = 0, frame_t = 0;
+	int frame_key = -1;		/* the current video frame's mark, -1 none yet */
+	size_t frame_first = 0;		/* its first packet in s */
+	bool marked = false;		/* any frame marked by the trace */
 
 	memset(s, 0, sizeof(*s));
 	if (!f) {
@@ -433,8 +466,8 @@ int sched_trace(struct schedule *s, const char *path, const struct model *m,
 		return -1;
 	}
 	while (fgets(buf, sizeof(buf), f)) {
-		char *tok[6], *save = NULL, *p = buf;
-		int nt = 0, cls;
+		char *tok[7], *save = NULL, *p = buf;
+		int nt = 0, cls, mark = -1;
 		double t, life;
 		uint64_t size, prio, t_ns, life_ns;
 
@@ -461,11 +494,12 @@ int sched_trace(struct schedule *s, const char *path, const struct model *m,
 		p = trim(buf);
 		if (!*p || *p == '#')
 			continue;
-		for (char *w = strtok_r(p, " \t", &save); w && nt < 6; w = strtok_r(NULL, " \t", &save))
+		for (char *w = strtok_r(p, " \t", &save); w && nt < 7; w = strtok_r(NULL, " \t", &save))
 			tok[nt++] = w;
-		if (nt != 5) {
-			fprintf(stderr, "%s:%d: expected 5 fields (time size class prio lifetime), got %s%d\n",
-				path, line, nt > 5 ? "more than " : "", nt > 5 ? 5 : nt);
+		if (nt != 5 && nt != 6) {
+			fprintf(stderr, "%s:%d: expected 5 fields (time size class prio lifetime) "
+				"or 6 (and key), got %s%d\n",
+				path, line, nt > 6 ? "more than " : "", nt > 6 ? 6 : nt);
 			goto fail;
 		}
 #define BAD(i, what) do { \
@@ -492,12 +526,50 @@ int sched_trace(struct schedule *s, const char *path, const struct model *m,
 			BAD(4, "expected '-' or milliseconds >= 0");
 		else
 			life_ns = (uint64_t)llround(life * 1e6);
-#undef BAD
+		if (nt == 6 && strcmp(tok[5], "-")) {
+			if (strcmp(tok[5], "0") && strcmp(tok[5], "1"))
+				BAD(5, "expected 1 (key frame), 0 (P-frame) or '-'");
+			if (cls != CLASS_VIDEO)
+				BAD(5, "only video packets belong to frames: expected '-'");
+			mark = tok[5][0] - '0';
+		}
 		last = t_ns;
 		if (limit_ns && t_ns >= limit_ns)
 			continue;
+		if (cls == CLASS_VIDEO && (!s->nframes || t_ns != frame_t)) {
+			/* a new frame: the video packets of one instant */
+			s->nframes++;
+			frame_t = t_ns;
+			frame_key = -1;
+			frame_first = s->n;
+		}
+		if (mark >= 0) {
+			if (frame_key >= 0 && frame_key != mark)
+				BAD(5, "the frame's earlier packets say otherwise");
+			frame_key = mark;
+			marked = true;
+		}
+#undef BAD
 		if (sched_add(s, t_ns, (uint32_t)size, cls, (uint32_t)prio, life_ns))
 			goto fail;
+		if (cls == CLASS_VIDEO) {
+			size_t idx = s->nframes - 1;
+			/* unmarked frames: the GOP option, else a P-frame */
+			int key = frame_key >= 0 ? frame_key :
+				  m->video_gop ? idx % m->video_gop == 0 : 0;
+
+			for (size_t i = frame_first; i < s->n; i++) {
+				s->p[i].frame = (int32_t)idx;
+				s->p[i].key = (int8_t)key;
+			}
+		}
+	}
+	s->coded = marked || m->video_gop > 0;
+	for (size_t i = 0; i < s->n; i++) {
+		if (!s->coded)
+			s->p[i].key = -1;
+		else if (s->p[i].key == 1 && (i == 0 || s->p[i - 1].frame != s->p[i].frame))
+			s->keyframes++;
 	}
 	if (line == 0) {
 		fprintf(stderr, "%s:1: empty trace (expected the format line '# sbpn-trace 1')\n", path);

@@ -31,6 +31,12 @@ struct model {
 	double duration_s;
 	uint64_t cbr_ip_size;		/* CBR audio: IPv4 packet bytes */
 	double cbr_interval_ms;
+	/* Coding dependencies (off at 0): every video_gop-th frame is a key
+	 * frame, the others are P-frames that reference the previous frame;
+	 * a key frame is keyframe_ratio times a P-frame's size, the mean
+	 * frame size unchanged (traffic.rst, "Coding dependencies"). */
+	uint64_t video_gop;
+	double keyframe_ratio;
 	int nphases;
 	bool phase_active[MODEL_MAX_PHASES];	/* talking+motion, else silence+still */
 	double phase_s[MODEL_MAX_PHASES];
@@ -42,6 +48,8 @@ struct sched_pkt {
 	uint32_t size;		/* transport payload bytes */
 	uint32_t prio;
 	uint8_t cls;
+	int8_t key;		/* video with coding dependencies: 1 key frame, 0 P; else -1 */
+	int32_t frame;		/* video: the frame's index from 0; else -1 */
 };
 
 struct schedule {
@@ -52,6 +60,9 @@ struct schedule {
 	size_t frames[2];	/* video frames: [0] still, [1] motion */
 	uint64_t frame_bytes[2];
 	size_t clamped;		/* frame sizes raised to video_frame_min */
+	size_t nframes;		/* video frames (instants with video) */
+	size_t keyframes;	/* of them key frames (coded only) */
+	bool coded;		/* coding dependencies: the records say frame and key */
 };
 
 void model_defaults(struct model *m);
@@ -62,7 +73,9 @@ bool model_active_at(const struct model *m, uint64_t t_ns);
 int sched_ekiga(struct schedule *s, const struct model *m, uint64_t seed);
 int sched_cbr(struct schedule *s, const struct model *m, enum transport tr,
 	      uint32_t *payload);
-/* Trace: '-' lifetime means default_lifetime_ns; stops at limit_ns if >0. */
+/* Trace: '-' lifetime means default_lifetime_ns; stops at limit_ns if >0.
+ * An optional sixth field marks key frames; m->video_gop applies to the
+ * frames it leaves unmarked. */
 int sched_trace(struct schedule *s, const char *path, const struct model *m,
 		uint64_t default_lifetime_ns, uint64_t limit_ns);
 void sched_free(struct schedule *s);

@@ -54,7 +54,7 @@ def main():
     flags = {a for a in sys.argv[1:] if a.startswith("--")}
     s, r = records.read(args[0]), records.read(args[1])
     errs = []
-    if s.columns != records.SEND_COLUMNS:
+    if s.columns not in (records.SEND_COLUMNS, records.SEND_CODED_COLUMNS):
         errs.append(f"send columns {s.columns}")
     if r.columns != records.RECV_COLUMNS:
         errs.append(f"recv columns {r.columns}")

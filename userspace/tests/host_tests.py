@@ -5,7 +5,8 @@
 Prints KTAP; exit 1 if any test failed.  Covers: the Ekiga model's
 statistics from --dry-run records (rates, sizes, packetization, call
 pattern, coincidence order, seed determinism, built-in defaults == the
-model file), CBR sizes, trace and model parsing (good and bad files; errors
+model file), its coding dependencies (key frames, sizes, the records'
+frame and key columns, key marks in traces), CBR sizes, trace and model parsing (good and bad files; errors
 must name file, line and field), the record format round trip over UDP and
 TCP on loopback, SIGINT handling, usage errors and pcap2trace.
 """
@@ -201,6 +202,81 @@ def cbr_payload_per_transport():
         check(t == [k * 20_000_000 for k in range(500)], f"cbr over {tr}: not every 20 ms")
 
 
+# ---- coding dependencies ----------------------------------------------------
+
+@test
+def ekiga_gop_key_frames_sizes_and_columns():
+    plain = dry("--duration", "60", "--seed", "7")
+    gop = dry("--duration", "60", "--seed", "7", "--model", f"{US}/models/ekiga-gop.model")
+    # off by default: the records are exactly those of before
+    check(plain.columns == records.SEND_COLUMNS and "video_gop" not in plain.meta,
+          f"default run: columns {plain.columns}, meta video_gop {plain.meta.get('video_gop')}")
+    check(gop.columns == records.SEND_CODED_COLUMNS, f"ekiga-gop.model: columns {gop.columns}")
+    check(gop.meta.get("video_gop") == "100" and gop.meta.get("keyframe_ratio") == "5",
+          f"metadata video_gop/keyframe_ratio: {gop.meta}")
+    # the same seed draws the same coin flips: audio and its order unchanged
+    order = [(x["class"], rel(r, x)) for r in (plain, gop) for x in r.rows if x["class"] == "audio"]
+    check(order[:len(order) // 2] == order[len(order) // 2:], "audio schedule changed")
+    f_plain, f_gop, key = frames(plain), frames(gop), {}
+    for x in gop.rows:
+        if x["class"] == "video":
+            key.setdefault(rel(gop, x), (int(x["frame"]), x["key"]))
+            check(key[rel(gop, x)] == (int(x["frame"]), x["key"]), f"seq {x['seq']}: "
+                  "pieces of one frame disagree on frame or key")
+        else:
+            check(x["frame"] == "-" and x["key"] == "-", f"seq {x['seq']}: audio with a frame")
+    times = sorted(f_gop)
+    check(times == sorted(f_plain) and [key[t][0] for t in times] == list(range(600)),
+          "frame indices are not 0..599 in time order")
+    check([key[t][0] for t in times if key[t][1] == "1"] == [0, 100, 200, 300, 400, 500],
+          "key frames are not every 100th frame from 0")
+    # the same draw scaled: P by 100/104, key by 5 x 100/104 (keeps the mean)
+    for t in times:
+        want = sum(f_plain[t]) * (5 if key[t][1] == "1" else 1) * 100 / 104
+        got = sum(f_gop[t])
+        # rounding, and a last piece raised to the 32-byte header
+        slack = 5 * 100 / 104 + 1 + 32 * (f_plain[t][-1] == 32 or f_gop[t][-1] == 32)
+        check(abs(got - want) <= slack, f"frame at {t}: {got} B, want {want:.0f}")
+    p = run([SEND, "--stats", "--duration", "60", "--model", f"{US}/models/ekiga-gop.model"])
+    check("600 video frames, 6 key frames" in p.stdout, f"--stats: {p.stdout}")
+
+
+@test
+def trace_key_marks_and_gop():
+    path = f"{TMP}/keys.trace"
+    with open(path, "w") as f:
+        f.write("# sbpn-trace 1\n0.0 214 audio - - -\n0.0 1000 video - - 1\n0.0 500 video - -\n"
+                "0.1 800 video - - 0\n0.2 900 video - -\n0.3 700 video - - 1\n")
+    r = dry("--source", "trace", "--trace", path)
+    got = [(x["class"], x["frame"], x["key"]) for x in r.rows]
+    check(r.columns == records.SEND_CODED_COLUMNS, f"marked trace: columns {r.columns}")
+    check(got == [("audio", "-", "-"), ("video", "0", "1"), ("video", "0", "1"),
+                  ("video", "1", "0"), ("video", "2", "0"), ("video", "3", "1")],
+          f"marked trace: {got}")
+    # unmarked frames follow the model's video_gop
+    model = f"{TMP}/gop2.model"
+    with open(model, "w") as f:
+        f.write("video_gop = 2\n")
+    r = dry("--source", "trace", "--trace", f"{HERE}/data/good.trace", "--model", model)
+    got = [(x["class"], x["frame"], x["key"]) for x in r.rows if x["class"] == "video"]
+    check(got == [("video", "0", "1"), ("video", "0", "1"), ("video", "1", "0")],
+          f"good.trace with video_gop 2: {got}")
+    plain = dry("--source", "trace", "--trace", f"{HERE}/data/good.trace")
+    check(plain.columns == records.SEND_COLUMNS, "an unmarked trace got coding columns")
+    for i, (text, words) in enumerate([
+            ("0 214 audio - - 1\n", "only video"),
+            ("0 214 video - - 2\n", "expected 1"),
+            ("0 214 video - - 1\n0 214 video - - 0\n", "say otherwise")]):
+        bad = f"{TMP}/badkey{i}.trace"
+        with open(bad, "w") as f:
+            f.write("# sbpn-trace 1\n" + text)
+        p = run([SEND, "--dry-run", "--out", f"{TMP}/x.tsv", "--flow", "t", "--source", "trace",
+                 "--trace", bad])
+        line = 2 + text.count("\n") - 1
+        check(p.returncode == 2 and f"{bad}:{line}: field 'key'" in p.stderr and words in p.stderr,
+              f"bad key mark {i}: rc {p.returncode}: {p.stderr!r}")
+
+
 # ---- traces and model files ------------------------------------------------
 
 @test
@@ -228,6 +304,7 @@ BAD_TRACES = [
     ("# sbpn-trace 1\n0 214 audio -3 -\n", 2, "prio", None),
     ("# sbpn-trace 1\n\n0 214 audio - soon\n", 3, "lifetime", None),
     ("# sbpn-trace 1\n0 214 audio -\n", 2, None, "5 fields"),
+    ("# sbpn-trace 1\n0 214 video - - 1 x\n", 2, None, "or 6"),
 ]
 
 
@@ -253,6 +330,8 @@ BAD_MODELS = [
     ("audio_payload = 10\n", 1, "audio_payload"),
     ("pattern = active:10 loud:5\n", 1, "pattern"),
     ("silence_suppression = maybe\n", 1, "silence_suppression"),
+    ("video_gop = -1\n", 1, "video_gop"),
+    ("keyframe_ratio = 0.5\n", 1, "keyframe_ratio"),
 ]
 
 

@@ -13,6 +13,8 @@ import sys
 FORMAT = "# sbpn-records 1"
 SEND_COLUMNS = ["seq", "class", "size", "prio", "planned_ns", "sent_ns",
                 "expiry_ns", "result"]
+# with coding dependencies (video_gop > 0, or a trace marking key frames)
+SEND_CODED_COLUMNS = SEND_COLUMNS + ["frame", "key"]
 RECV_COLUMNS = ["seq", "class", "size", "sent_ns", "recv_ns"]
 NOTICES_FORMAT = "# sbpn-notices 1"
 NOTICES_COLUMNS = ["seq", "class", "reason", "expiry_ns", "notice_ns"]
