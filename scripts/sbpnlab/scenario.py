@@ -5,10 +5,12 @@ load(path) parses a TOML scenario, checks every field (unknown keys are
 errors), fills in the defaults and returns a Scenario.  Scenario.runs()
 expands the [sweep] table's cross product and the repetitions into RunSpecs,
 each with its own fully resolved configuration.  Errors raise ScenarioError
-as "FILE:LINE: field 'a.b': expected ..., got ..."; the line is tomllib's
+as "FILE:LINE: field 'a.b': expected ..., got ..." (for an unknown key,
+with the nearest known one: "; did you mean 'c'?"); the line is tomllib's
 for syntax errors and found by a small scan of the file for the others.
 """
 import copy
+import difflib
 import itertools
 import math
 import os
@@ -88,21 +90,23 @@ class _Checker:
                     return n
         return found_table
 
-    def fail(self, keys, expected, got=None):
+    def fail(self, keys, expected, got=None, hint=None):
         dotted = ".".join(f"[{k}]" if isinstance(k, int) else k for k in keys)
         dotted = dotted.replace(".[", "[")
         line = self.line_of(keys) if keys else None
         where = f"{self.path}:{line}" if line else self.path
         tail = "" if got is None else f", got {got!r}"
-        raise ScenarioError(f"{where}: field '{dotted}': expected {expected}{tail}")
+        hint = f"; {hint}" if hint else ""
+        raise ScenarioError(f"{where}: field '{dotted}': expected {expected}{tail}{hint}")
 
     def table(self, data, keys, allowed, required=()):
         if not isinstance(data, dict):
             self.fail(keys, "a table", data)
         for k in data:
             if k not in allowed:
+                near = difflib.get_close_matches(str(k), sorted(allowed), n=1)
                 self.fail(keys + (k,), "one of the known keys " + ", ".join(sorted(allowed)),
-                          "unknown key")
+                          "unknown key", f"did you mean '{near[0]}'?" if near else None)
         for k in required:
             if k not in data:
                 self.fail(keys + (k,), "this required field (it is missing)")
