@@ -372,7 +372,8 @@ def comparison_tables(key, rows, baseline, buffer_ms):
               jitter_table(by_policy, summaries, buffer_ms),
               ipdv_table(by_policy),
               where_table(by_policy, summaries),
-              rate_table(by_policy, summaries)]
+              rate_table(by_policy, summaries),
+              quality_table(by_policy, summaries)]
     if any("short.flows" in r for r in rows):
         tables.append(short_table(by_policy, summaries))
     text, md = [f"== {title}"], [f"## {title}", ""]
@@ -585,6 +586,42 @@ def rate_table(by_policy, summaries):
             "RTT/2: half CCID3's median RTT, the one-way delay the SBPN policies judge "
             "expiry by; audio delay p50: the audio's median one-way delay, sendmsg to "
             "arrival", head, table)
+
+
+def worst(values):
+    """'95 (80/95/inf)': median (min/median/max) over runs of a metric
+    that may be inf (a frame never rendered); 'inf' when the median is."""
+    v = np.sort([x for x in values if not math.isnan(x)])
+    if len(v) == 0:
+        return "-"
+
+    def f(x):
+        return "inf" if math.isinf(x) else fmt(x, 0)
+    return f"{f(float(np.median(v)))} ({f(v[0])}/{f(float(np.median(v)))}/{f(v[-1])})"
+
+
+def quality_table(by_policy, summaries):
+    """What a viewer and a listener get (sbpnlab.quality): decodable video
+    frames, WebRTC's freezes, the 95th-percentile frame delay, the audio's
+    E-model R and MOS."""
+    head = ["policy", "decodable frames %", "freezes", "freeze s/min",
+            "frame delay p95 ms", "R", "MOS"]
+    table = [[p, cell(summaries[p, "video.decodable_frac"]),
+              cell(summaries[p, "video.freezes"], 1),
+              cell(summaries[p, "video.freeze_s_per_min"], 1),
+              worst([r["video.frame_delay_p95_ms"] for r in rs]),
+              cell(summaries[p, "audio.r"], 1), fmt(summaries[p, "audio.mos"]["mean"], 2)]
+             for p, rs in by_policy.items()]
+    return ("video frames decodable by their deadline (every piece on time and the "
+            "reference chain back to the key frame decodable; without coding dependencies "
+            "every frame stands alone), freezes per run and freeze seconds per minute "
+            "(WebRTC: a gap between rendered frames >= max(3 x mean, mean + 150 ms)), "
+            "95th-percentile frame delay (median (min/median/max) over runs; inf: more than "
+            "5 % of frames never rendered); audio R and MOS of the ITU-T G.107 E-model, "
+            "G.711 with PLC (Ie 0, Bpl 25.1), one-way delay = minimum + "
+            f"{stats.EMODEL_BUFFER_MS} ms jitter buffer, loss after it; mean ±95 % CI "
+            "(min/median/max) over runs; Documentation/statistics.rst defines each",
+            head, table)
 
 
 def short_table(by_policy, summaries):

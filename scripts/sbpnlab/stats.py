@@ -7,7 +7,9 @@ a MediaFlow per media-<name>.send.rec/.recv.rec pair, the CCID3 logs, the
 long-lived TCP flows' records (sbpn-bulk; iperf3's JSON in older results),
 the short TCP flows and link.log.  The functions below
 compute, per run and class: delivery(), delays(), ipdv(), usable(),
-loss_period_levels(); per flow: media_rates(), tcp_rates() in 0.4 s bins;
+loss_period_levels(); per flow: media_rates(), tcp_rates() in 0.4 s bins,
+and what a viewer and a listener get (sbpnlab.quality: decodable frames,
+freezes, frame delay, the E-model's R and MOS);
 per short-flow group: short_rates(); per run: link_share(), jain(),
 link_capacity(), stall_fraction(), short_flows();
 run_metrics() gathers them all.  Across
@@ -24,7 +26,7 @@ from scipy import stats as scipy_stats
 
 import records
 
-from . import RESULTS_FORMAT
+from . import RESULTS_FORMAT, quality
 from .scenario import CCID3_OPTIONS, option_flags, parse_rate
 
 CLASSES = ("audio", "video")
@@ -36,6 +38,11 @@ JITTER_BUFFERS_MS = (20, 40, 60, 80, 100, 150, 200)
 # 120-180 | 200+ ms lost.  A run's length is a multiple of the packet
 # interval, so the limits sit half-way between the table's ranges.
 LEVEL_LIMITS_MS = (30, 70, 110, 190)
+# The E-model's fixed jitter buffer (Documentation/statistics.rst): playout
+# at the minimum delay + 150 ms stays within the 200 ms lifetime at the
+# main setting's 40 ms one-way delay; 40 ms (the loss-period levels')
+# loses most audio once the bottleneck queues.
+EMODEL_BUFFER_MS = 150
 
 
 class FormatError(Exception):
@@ -92,6 +99,13 @@ class MediaFlow:
         raw_expiry = np.array([int(r["expiry_ns"]) for r in rows], dtype=np.int64)
         self.expiry = np.where(raw_expiry == 0, np.inf, (raw_expiry - t0_ns) / 1e9)
         self.accepted = np.array([r["result"] == "ok" for r in rows])
+        # Coding dependencies (records.rst): each video packet's frame index
+        # and key flag; None for records without them (frames independent).
+        if "key" in send.columns:
+            self.frame = np.array([int(r["frame"]) if r["frame"] != "-" else -1 for r in rows])
+            self.key = np.array([int(r["key"]) if r["key"] != "-" else -1 for r in rows])
+        else:
+            self.frame = self.key = None
         self.recv = np.full(len(rows), np.nan)
         # seq -> why the sender's kernel discarded it (its drop notices), if
         # the run recorded them
@@ -577,6 +591,28 @@ def policies(rows):
     return sorted({r["policy"] for r in rows}, key=key)
 
 
+def quality_metrics(flow, warmup_s, buffer_s=EMODEL_BUFFER_MS / 1000):
+    """What a viewer and a listener get (sbpnlab.quality): the video's
+    decodable frames, freezes and 95th-percentile frame delay (frames
+    after warm-up; reference chains run through it), and the audio's
+    E-model R and MOS with a fixed jitter buffer of buffer_s."""
+    out = {}
+    v = flow.cls == "video"
+    if v.any():
+        q = quality.video_quality(
+            flow.planned[v], flow.recv[v], flow.expiry[v],
+            None if flow.key is None else flow.frame[v],
+            None if flow.key is None else flow.key[v], since=flow.start + warmup_s)
+        out.update({f"video.{k}": float(x) for k, x in q.items()})
+    else:
+        out.update({f"video.{k}": math.nan for k in ("decodable_frac", "freezes",
+                                                     "freeze_s_per_min", "frame_delay_p95_ms")})
+    a = quality.audio_quality(delays(flow, "audio", warmup_s), buffer_s)
+    out.update({"audio.r": a["r"], "audio.mos": a["mos"], "audio.emodel_ppl": a["ppl"],
+                "audio.emodel_ta_ms": a["ta_ms"]})
+    return out
+
+
 def run_metrics(run, buffer_s):
     """One dict per media flow of a run: identity (run, policy, seed, ...)
     and every per-run metric, after warm-up.  Loss-period levels are those
@@ -628,6 +664,7 @@ def run_metrics(run, buffer_s):
         for lv in range(6):
             row[f"audio.level{lv}"] = (levels == lv).mean() if len(levels) else math.nan
         row["audio.acceptable"] = row["audio.level0"] + row["audio.level1"]
+        row.update(quality_metrics(flow, warm))
         late = (flow.sent - flow.planned)[flow.planned >= flow.start + warm]
         row["send_late_p99_ms"] = (float(np.percentile(late, 99)) * 1000 if len(late)
                                    else math.nan)
