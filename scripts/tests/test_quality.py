@@ -290,6 +290,39 @@ def audio_quality_with_a_jitter_buffer():
     check(math.isnan(quality.audio_quality([NAN, NAN], 0.04)["r"]), "nothing arrived: R not NaN")
 
 
+@test
+def stats_reads_key_columns_of_the_records():
+    # Records with coding dependencies through stats.MediaFlow: frames
+    # 0 (key), 1, 2 (P) every 100 ms from t0 + 1 s, one piece each,
+    # lifetime 200 ms, frame 1 lost: decodable 0 only, 1 of 3 (the frames
+    # on time would be 2 of 3).  Without the key column: 2 of 3.
+    import tempfile
+    from sbpnlab import stats
+    sys.path.insert(0, os.path.join(os.path.dirname(SCRIPTS), "userspace", "tests"))
+    import records
+    tmp = tempfile.mkdtemp(prefix="sbpn-quality.")
+    t0 = 10**12
+    for coded in (True, False):
+        send, recv = os.path.join(tmp, "s.rec"), os.path.join(tmp, "r.rec")
+        cols = records.SEND_CODED_COLUMNS if coded else records.SEND_COLUMNS
+        with open(send, "w") as f:
+            f.write("# sbpn-records 1\n# role: send\n# start_ns: %d\n" % t0 + "\t".join(cols) + "\n")
+            for i in range(3):
+                t = t0 + 10**9 + i * 10**8
+                row = [i, "video", 500, 1, t, t, t + 2 * 10**8, "ok"] + ([i, int(i == 0)] if coded else [])
+                f.write("\t".join(map(str, row)) + "\n")
+            f.write("# complete: 1\n")
+        with open(recv, "w") as f:
+            f.write("# sbpn-records 1\n# role: recv\n" + "\t".join(records.RECV_COLUMNS) + "\n")
+            for i in (0, 2):
+                t = t0 + 10**9 + i * 10**8
+                f.write(f"{i}\tvideo\t500\t{t}\t{t + 5 * 10**7}\n")
+            f.write("# complete: 1\n")
+        flow = stats.MediaFlow("call", records.read(send), records.read(recv), t0)
+        got = stats.quality_metrics(flow, 0)["video.decodable_frac"]
+        close(got, 1 / 3 if coded else 2 / 3, 1e-12, f"decodable, coded={coded}")
+
+
 def main():
     print("TAP version 13")
     print(f"1..{len(tests)}")
