@@ -89,6 +89,15 @@ def _check_environment(command, tools, dccp):
     return None
 
 
+def _none_selected(sc, only, shard):
+    """Why --only and --shard leave none of the scenario's runs."""
+    if only and not selected(sc, only):
+        return (f"--only: no run of {sc.name} matches {only!r} ({sc.path}: run ids such "
+                f"as {sc.runs()[0].id})")
+    return (f"--shard {shard[0]}/{shard[1]}: no run of {sc.name} is in it ({sc.path}: "
+            f"{sc.config['scenario']['repetitions']} repetitions)")
+
+
 def _cmd_run(args):
     try:
         scenarios = [load(p) for p in args.scenario]
@@ -112,6 +121,14 @@ def _cmd_run(args):
         shard = parse_shard(args.shard) if args.shard else None
     except ValueError as e:
         return _bad_input(f"--shard: {e}")
+    # Runs none: say so, rather than succeed having run nothing.  Of several
+    # scenarios, one without runs under --only is only noted: a regex
+    # meant for some of them (make reproduce ONLY=...) is no mistake.
+    empty = [sc for sc in scenarios if not selected(sc, args.only, shard)]
+    if len(empty) == len(scenarios):
+        return _bad_input(_none_selected(empty[0], args.only, shard))
+    for sc in empty:
+        print(f"sbpn-lab: note: {_none_selected(sc, args.only, shard)}", file=sys.stderr)
     decide = {}
     for sc in scenarios:
         on = args.decide if args.decide is not None else bool(sc.decide and
@@ -227,7 +244,8 @@ def main(argv=None):
                     "are comparable only between campaigns run with the same --jobs); "
                     "auto: the most that do not delay the media sender or the path, "
                     "found by short probe runs and kept in the campaign's jobs-auto.json")
-    rn.add_argument("--only", metavar="REGEX", help="only runs whose id matches REGEX")
+    rn.add_argument("--only", metavar="REGEX", help="only runs whose id matches REGEX "
+                    "(one that matches no run is an error, exit 2)")
     rn.add_argument("--force", action="store_true",
                     help="redo runs that are already complete (default: resume)")
     rn.add_argument("--dry-run", action="store_true",

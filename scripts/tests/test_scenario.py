@@ -584,6 +584,23 @@ def main():
         check("sbpn-lab run --dry-run --only lists the runs it would do",
               p.returncode == 0 and len(lines) == 2 and
               all("policy=sbpn2," in x and ",rep=02\t" in x for x in lines), p.stdout[:300])
+        for extra in (["--dry-run"], []):
+            p = subprocess.run(cli + ["run", good, "--only", "policy=nosuch", "--results", tmp]
+                               + extra, capture_output=True, text=True)
+            check(f"sbpn-lab run {' '.join(extra + ['--only'])} matching no run exits 2 "
+                  "saying so", p.returncode == 2 and "--only: no run of t matches 'policy=nosuch'"
+                  in p.stderr and "policy=simple,rtt_ms=30,rep=01" in p.stderr,
+                  f"{p.returncode} {p.stdout[:200]!r} {p.stderr!r}")
+        p = subprocess.run(cli + ["run", good, good.replace("good", "fr"), "--dry-run",
+                                  "--only", "faster_restart", "--results", tmp],
+                           capture_output=True, text=True)
+        check("sbpn-lab run --only matching runs of one scenario of two: those, and a note "
+              "on the other", p.returncode == 0 and len(p.stdout.splitlines()) == 12 and
+              "note: --only: no run of t matches" in p.stderr, f"{p.returncode} {p.stderr!r}")
+        p = subprocess.run(cli + ["run", good, "--shard", "3/3", "--dry-run", "--results", tmp],
+                           capture_output=True, text=True)
+        check("sbpn-lab run --shard with no repetition of its own exits 2 saying so",
+              p.returncode == 2 and "no run of t" in p.stderr, f"{p.returncode} {p.stderr!r}")
         many = write(tmp, GOOD.replace("repetitions = 2", "repetitions = 1000"), "many.toml")
         p = subprocess.Popen(cli + ["run", many, "--dry-run", "--results", tmp],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
