@@ -129,6 +129,8 @@ if scripts/venv.sh >"$LOG/venv.log" 2>&1; then
 	count_suite friendliness "$LOG/friendliness.log" "${PIPESTATUS[0]}"
 	.venv/bin/python scripts/tests/test_decide.py 2>&1 | tee "$LOG/decide.log"
 	count_suite decide "$LOG/decide.log" "${PIPESTATUS[0]}"
+	.venv/bin/python scripts/tests/test_cli.py 2>&1 | tee "$LOG/cli.log"
+	count_suite cli "$LOG/cli.log" "${PIPESTATUS[0]}"
 else
 	cat "$LOG/venv.log"
 	failed=$((failed + 1))

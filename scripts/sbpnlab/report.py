@@ -88,7 +88,6 @@ def run(args):
         return 2
     rows = metrics(runs, args.jitter_buffer_ms / 1000, unusable)
     comparisons = group(rows)
-    os.makedirs(out, exist_ok=True)
     text, md, long_rows, figures = [], [], [], []
     try:
         reference = (read_reference(args.reference, args.headline) if args.reference
@@ -137,7 +136,12 @@ def run(args):
         text.append("")
         md.append("")
     if not comparisons:
-        text.append(f"No complete run in {args.results_dir}.")
+        # Nothing to report: say why, and leave OUT alone (empty summary
+        # files would pass for a report, and replace an earlier one).
+        text.append(f"No complete run in {args.results_dir}: nothing written.")
+        print("\n".join(text))
+        return 1
+    os.makedirs(out, exist_ok=True)
     for key, crows in comparisons.items():
         t, m, lr = comparison_tables(key, crows, args.baseline, args.jitter_buffer_ms)
         text += t

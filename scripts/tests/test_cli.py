@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host tests of the command lines' edges (KTAP): what sbpn-lab and vm-run
+do when there is nothing to do, or not the environment to do it in.
+
+  - `sbpn-lab report` of a campaign without a complete run says so, exits
+    1 and writes nothing (no empty summary files that look like a report).
+
+Run with the venv (the report needs numpy): scripts/venv.sh &&
+.venv/bin/python scripts/tests/test_cli.py.  Needs no root and no VM.
+Exit 0 all passed, 1 a test failed.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.dirname(HERE)
+LAB = os.path.join(SCRIPTS, "sbpn-lab")
+results = []
+
+
+def check(name, ok, diag=""):
+    for line in str(diag).splitlines():
+        print(f"# {line}")
+    results.append(bool(ok))
+    print(f"{'ok' if ok else 'not ok'} {len(results)} {name}", flush=True)
+
+
+def lab(*argv, python=sys.executable):
+    return subprocess.run([python, LAB, *argv], capture_output=True, text=True)
+
+
+def report_without_complete_runs(tmp):
+    """A campaign just started: campaign.json lists two runs, one has
+    begun (records, no meta.json), the other has no directory."""
+    camp = os.path.join(tmp, "started")
+    os.makedirs(os.path.join(camp, "policy=simple,rep=01"))
+    with open(os.path.join(camp, "policy=simple,rep=01", "media-a.send.csv"), "w") as f:
+        f.write("seq\n")
+    with open(os.path.join(camp, "campaign.json"), "w") as f:
+        json.dump({"format": 1, "runs": ["policy=simple,rep=01", "policy=sbpn2,rep=01"]}, f)
+    p = lab("report", camp, "--no-figures")
+    out = p.stdout + p.stderr
+    check("report of a campaign without a complete run exits 1 saying so",
+          p.returncode == 1 and f"no complete run in {camp}" in out.lower(),
+          f"exit {p.returncode}\n{out[-600:]}")
+    check("... lists the runs it could not use", "policy=simple,rep=01: incomplete" in out
+          and "policy=sbpn2,rep=01: not run" in out, out[-600:])
+    made = os.path.join(camp, "report")
+    check("... and writes nothing", not os.path.exists(made),
+          f"{made}: {sorted(os.listdir(made)) if os.path.isdir(made) else 'exists'}")
+    empty = os.path.join(tmp, "empty")
+    os.makedirs(empty)
+    p = lab("report", empty, "--no-figures", "--out", os.path.join(tmp, "out"))
+    check("report of an empty directory exits 1, nothing written to --out",
+          p.returncode == 1 and not os.path.exists(os.path.join(tmp, "out")),
+          f"exit {p.returncode}\n{(p.stdout + p.stderr)[-400:]}")
+
+
+def main():
+    print("TAP version 13")
+    print("1..4")
+    with tempfile.TemporaryDirectory() as tmp:
+        report_without_complete_runs(tmp)
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
