@@ -18,11 +18,14 @@ Exit status: 0 ok, 1 a run failed (or report failed), 2 bad input.
 import argparse
 import glob
 import importlib
+import importlib.abc
+import importlib.util
 import os
 import re
 import shutil
 import subprocess
 import sys
+import types
 
 from . import autojobs
 from .campaign import (VENV_PYTHON, merge_campaigns, parse_shard, run_campaign, run_decided,
@@ -223,6 +226,59 @@ def _no_analysis(command, reason):
     return 1
 
 
+class _StandIn(types.ModuleType):
+    """What an analysis module gets for a package this Python lacks when it
+    is imported for its --help alone: any attribute or call is another
+    stand-in, so module-level code (matplotlib.use, from scipy import
+    stats) runs, and its add_arguments(), plain argparse, can list the
+    options."""
+    __path__ = []
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _StandIn(f"{self.__name__}.{attr}")
+
+    def __call__(self, *args, **kwargs):
+        return _StandIn(f"{self.__name__}()")
+
+
+class _StandIns(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds the packages named in roots (and their submodules) as stand-ins."""
+    def __init__(self):
+        self.roots = set()
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.split(".")[0] in self.roots:
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+    def create_module(self, spec):
+        return _StandIn(spec.name)
+
+    def exec_module(self, module):
+        pass
+
+
+def _import_for_help(name, error):
+    """The analysis module name imported with stand-ins for the packages it
+    could not import (error, then the next, ...), for its --help; None if
+    it fails for another reason."""
+    finder = _StandIns()
+    sys.meta_path.insert(0, finder)
+    for _ in range(10):
+        if not isinstance(error, ModuleNotFoundError) or not error.name:
+            return None
+        finder.roots.add(error.name.split(".")[0])
+        for mod in [m for m in sys.modules if m.split(".")[0] in finder.roots]:
+            del sys.modules[mod]
+        try:
+            return importlib.import_module(name)
+        except Exception as e:      # noqa: BLE001 -- the next missing package
+            error = e
+    return None
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     p = argparse.ArgumentParser(
@@ -292,10 +348,19 @@ def main(argv=None):
                                      "rates and runs saved, by simulation (sbpnlab.decidesim; "
                                      "needs .venv)")}
     if argv[:1] and argv[0] in analysis:
+        name = f"sbpnlab.{argv[0].replace('-', '')}"
         try:
-            module = importlib.import_module(f"sbpnlab.{argv[0].replace('-', '')}")
+            module = importlib.import_module(name)
         except Exception as e:      # any import failure means: no analysis here
-            return _no_analysis(argv[0], f"{type(e).__name__}: {e}")
+            module = None
+            if {"-h", "--help"} & set(argv[1:]):
+                module = _import_for_help(name, e)
+            if module is None:
+                return _no_analysis(argv[0], f"{type(e).__name__}: {e}")
+            analysis[argv[0]].epilog = (
+                f"Not available with this Python ({type(e).__name__}: {e}): it needs "
+                f"the analysis environment, made by scripts/venv.sh; then run "
+                f"'.venv/bin/python scripts/sbpn-lab {argv[0]} ...'.")
         module.add_arguments(analysis[argv[0]])
         analysis[argv[0]].set_defaults(func=module.run)
     args = p.parse_args(argv)

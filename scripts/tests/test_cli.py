@@ -4,7 +4,9 @@
 do when there is nothing to do, or not the environment to do it in.
 
   - `sbpn-lab report` of a campaign without a complete run says so, exits
-    1 and writes nothing (no empty summary files that look like a report).
+    1 and writes nothing (no empty summary files that look like a report);
+  - `sbpn-lab report --help` prints its options where the analysis cannot
+    be imported (no .venv: numpy, scipy, matplotlib missing), exit 0.
 
 Run with the venv (the report needs numpy): scripts/venv.sh &&
 .venv/bin/python scripts/tests/test_cli.py.  Needs no root and no VM.
@@ -20,6 +22,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
 LAB = os.path.join(SCRIPTS, "sbpn-lab")
 results = []
+
+# Runs sbpn-lab's main() with numpy, scipy and matplotlib impossible to
+# import, as under a python3 without the venv's packages.
+NO_ANALYSIS = """\
+import importlib.abc, sys
+class Absent(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("numpy", "scipy", "matplotlib"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Absent())
+sys.path.insert(0, sys.argv[1])
+from sbpnlab.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
 
 
 def check(name, ok, diag=""):
@@ -60,11 +76,27 @@ def report_without_complete_runs(tmp):
           f"exit {p.returncode}\n{(p.stdout + p.stderr)[-400:]}")
 
 
+def help_without_analysis():
+    for cmd, option in (("report", "--jitter-buffer-ms"), ("compare", "compared with"),
+                        ("decide-sim", "--help")):
+        p = subprocess.run([sys.executable, "-c", NO_ANALYSIS, SCRIPTS, cmd, "--help"],
+                           capture_output=True, text=True)
+        check(f"{cmd} --help without the analysis' packages: its options, exit 0",
+              p.returncode == 0 and f"usage: sbpn-lab {cmd}" in p.stdout and option in p.stdout
+              and "scripts/venv.sh" in p.stdout,
+              f"exit {p.returncode}\n{p.stdout[-300:]}{p.stderr[-400:]}")
+    p = subprocess.run([sys.executable, "-c", NO_ANALYSIS, SCRIPTS, "report", "/nonexistent"],
+                       capture_output=True, text=True)
+    check("report without the analysis' packages still exits 1 naming scripts/venv.sh",
+          p.returncode == 1 and "scripts/venv.sh" in p.stderr, f"exit {p.returncode} {p.stderr}")
+
+
 def main():
     print("TAP version 13")
-    print("1..4")
+    print("1..8")
     with tempfile.TemporaryDirectory() as tmp:
         report_without_complete_runs(tmp)
+    help_without_analysis()
     return 0 if all(results) else 1
 
 
