@@ -6,7 +6,9 @@ do when there is nothing to do, or not the environment to do it in.
   - `sbpn-lab report` of a campaign without a complete run says so, exits
     1 and writes nothing (no empty summary files that look like a report);
   - `sbpn-lab report --help` prints its options where the analysis cannot
-    be imported (no .venv: numpy, scipy, matplotlib missing), exit 0.
+    be imported (no .venv: numpy, scipy, matplotlib missing), exit 0;
+  - `scripts/vm-run --help` prints its usage before the kernel inputs
+    exist (before the first make), exit 0.
 
 Run with the venv (the report needs numpy): scripts/venv.sh &&
 .venv/bin/python scripts/tests/test_cli.py.  Needs no root and no VM.
@@ -21,6 +23,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
 LAB = os.path.join(SCRIPTS, "sbpn-lab")
+VM_RUN = os.path.join(SCRIPTS, "vm-run")
 results = []
 
 # Runs sbpn-lab's main() with numpy, scipy and matplotlib impossible to
@@ -91,12 +94,25 @@ def help_without_analysis():
           p.returncode == 1 and "scripts/venv.sh" in p.stderr, f"exit {p.returncode} {p.stderr}")
 
 
+def vm_run_help():
+    # KVER=9.9: a target without kernel inputs, as before the first make
+    env = dict(os.environ, KVER="9.9")
+    p = subprocess.run([VM_RUN, "--help"], capture_output=True, text=True, env=env)
+    check("vm-run --help before make: its usage, exit 0",
+          p.returncode == 0 and "--timeout" in p.stdout and "CMD" in p.stdout,
+          f"exit {p.returncode}\n{p.stdout[-300:]}{p.stderr[-300:]}")
+    p = subprocess.run([VM_RUN, "--bogus"], capture_output=True, text=True, env=env)
+    check("vm-run with a bad option: its usage on stderr, exit 2",
+          p.returncode == 2 and "--timeout" in p.stderr, f"exit {p.returncode}\n{p.stderr}")
+
+
 def main():
     print("TAP version 13")
-    print("1..8")
+    print("1..10")
     with tempfile.TemporaryDirectory() as tmp:
         report_without_complete_runs(tmp)
     help_without_analysis()
+    vm_run_help()
     return 0 if all(results) else 1
 
 
