@@ -101,6 +101,8 @@ check: all
 # TCP Reno flows) in one VM boot, then its tables and figures.  A second
 # `make demo` resumes: it only runs what is missing (rm -rf build/demo to
 # start afresh).
+# The VM's time limit comes from the runs (sbpn-lab timeout: twice their
+# estimated wall time and 10 minutes), here and for every campaign below.
 # DEMO_JOBS runs at once (2: the two cores of our machines); DEMO_ONLY picks
 # SIMPLE, SBPN2 and SBPN2+sp+pd+owd+fw from the demo's sweep.  The report opens
 # with SBPN2+sp+pd+owd+fw's paired differences to SIMPLE and whether their intervals
@@ -110,10 +112,10 @@ DEMO_JOBS	?= 2
 DEMO_ONLY	:= policy=simple,size_pacing=False,predict=False,owd=False,frame=False|policy=sbpn2,size_pacing=(False,predict=False,owd=False,frame=False|True,predict=True,owd=True,frame=True)
 DEMO_BEST	:= sbpn2+sp+pd+owd+fw
 DEMO_REFERENCE	:= Documentation/results/rfc-rtt80-q5-summary.csv
+DEMO_RUN	= --jobs $(DEMO_JOBS) --only '$(DEMO_ONLY)' scripts/scenarios/demo.toml
 demo: all venv
-	@scripts/vm-run --timeout 2400 --out $(BUILD)/demo -- \
-		scripts/sbpn-lab run --jobs $(DEMO_JOBS) --only '$(DEMO_ONLY)' \
-		scripts/scenarios/demo.toml
+	@scripts/vm-run --timeout $$(scripts/sbpn-lab timeout $(DEMO_RUN)) \
+		--out $(BUILD)/demo -- scripts/sbpn-lab run $(DEMO_RUN)
 	@.venv/bin/python scripts/sbpn-lab report --runs 'rep=01$$' \
 		--headline $(DEMO_BEST) --reference $(DEMO_REFERENCE) $(BUILD)/demo/demo
 
@@ -129,10 +131,11 @@ demo: all venv
 RESULTS		?= $(ROOT)/results
 JOBS		?= 1
 PAPER		:= $(sort $(wildcard scripts/scenarios/paper-*.toml))
+REPRODUCE_RUN	= --jobs $(JOBS) $(if $(ONLY),--only '$(ONLY)') $(PAPER)
 
 reproduce: all venv
-	@scripts/vm-run --timeout 172800 --out $(RESULTS) -- \
-		scripts/sbpn-lab run --jobs $(JOBS) $(if $(ONLY),--only '$(ONLY)') $(PAPER)
+	@scripts/vm-run --timeout $$(scripts/sbpn-lab timeout $(REPRODUCE_RUN)) \
+		--out $(RESULTS) -- scripts/sbpn-lab run $(REPRODUCE_RUN)
 	@for s in $(PAPER); do \
 		.venv/bin/python scripts/sbpn-lab report \
 			$(RESULTS)/$$(basename $$s .toml) || exit 1; \
@@ -188,9 +191,11 @@ friendliness-v2-modules: inputs
 		"$(SBPN_VERSION)+v2-$(FR_V2_COMMIT))"
 
 friendliness: all venv friendliness-v2-modules
-	@scripts/vm-run --timeout 172800 --out $(FR_RESULTS) -- \
+	@scripts/vm-run --timeout $$(scripts/sbpn-lab timeout --jobs $(FR_JOBS) \
+		--only '$(call fr_only)' $(FR_SCENARIOS)) --out $(FR_RESULTS) -- \
 		scripts/sbpn-lab run --jobs $(FR_JOBS) --only '$(call fr_only)' $(FR_SCENARIOS)
-	@BUILD=$(FR_V2) scripts/vm-run --timeout 172800 --out $(FR_RESULTS) -- \
+	@BUILD=$(FR_V2) scripts/vm-run --timeout $$(scripts/sbpn-lab timeout --jobs $(FR_JOBS) \
+		--only '$(call fr_only,$(FR_V2_ONLY))' $(FR_SCENARIOS)) --out $(FR_RESULTS) -- \
 		sh -c '$(FR_V2_RUN)' sh '$(call fr_only,$(FR_V2_ONLY))' $(FR_SCENARIOS)
 	@.venv/bin/python scripts/sbpn-lab friendliness --out $(FR_RESULTS) $(FR_CAMPAIGNS)
 

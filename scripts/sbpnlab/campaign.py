@@ -3,7 +3,8 @@
 
 Runs whose meta.json says "complete" are skipped (resume), unless forced.
 With jobs > 1 several runs go at once, each in its own namespaces (the
-slot number is part of their names).  A progress line with an ETA goes to
+slot number is part of their names).  The first line says how long the
+runs should take (estimate_s()), a progress line with an ETA goes to
 stderr after each run; a failed run does not stop the campaign, and the
 failures are listed at the end.  campaign.json lists the runs the scenario
 expands to, so an analysis can tell missing runs from absent ones.
@@ -30,6 +31,34 @@ from .scenario import CCID3_OPTIONS, option_flags
 
 # The analysis' Python (scripts/venv.sh); the VM sees it over 9p.
 VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
+
+# Wall time of a run beyond its duration_s: namespaces, links, qdiscs and
+# tools set up and torn down, records written.  Under TCG on our 2-core
+# machines about 3 s alone and 9 s at 8 at once (Documentation/results.rst,
+# Wall time: 2280 runs of 60 s in 40 h; 180 in 26 min at --jobs 8).
+RUN_OVERHEAD_S = 10
+# What scripts/vm-run --timeout allows beyond twice the estimate: the boot,
+# module loads, the analysis between the rounds of run --decide.
+VM_SLACK_S = 600
+
+
+def estimate_s(runs, jobs):
+    """Wall seconds the runs (of one campaign) take, jobs at once: every
+    run the length of the longest, ceil(len / jobs) after one another;
+    "auto" counts as 1 (the slowest it can choose) plus its probe."""
+    if not runs:
+        return 0
+    each = max(r.config["scenario"]["duration_s"] for r in runs) + RUN_OVERHEAD_S
+    if jobs == "auto":
+        probe = (2 + len(autojobs.LEVELS)) * (autojobs.PROBE_S + RUN_OVERHEAD_S)
+        return int(len(runs) * each + probe)
+    return int(-(-len(runs) // jobs) * each)
+
+
+def vm_timeout_s(estimate):
+    """scripts/vm-run --timeout for runs estimated to take estimate s: twice
+    that (a host half as fast as ours, or busy) and VM_SLACK_S."""
+    return 2 * int(estimate) + VM_SLACK_S
 
 
 def run_status(run_dir):
@@ -258,7 +287,8 @@ def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=Fal
     if jobs == "auto":
         jobs = autojobs.choose(todo, camp_dir, name, out=out) if todo else 1
     print(f"campaign {name}: {len(runs)} runs, {skipped} already complete, "
-          f"{len(todo)} to do, {jobs} at a time -> {camp_dir}", file=out, flush=True)
+          f"{len(todo)} to do, {jobs} at a time, about {_fmt_s(estimate_s(todo, jobs))} "
+          f"-> {camp_dir}", file=out, flush=True)
     slots = queue.Queue()
     for s in range(jobs):
         slots.put(s)

@@ -3,6 +3,7 @@
 
   sbpn-lab list [DIR]             the scenarios in DIR (scripts/scenarios)
   sbpn-lab run SCENARIO... [opts] every run of each scenario (inside the VM)
+  sbpn-lab timeout SCENARIO... [opts]  vm-run's --timeout for that run
   sbpn-lab merge DEST SRC...      one campaign from its shards (run --shard)
   sbpn-lab handshake SCENARIO     DCCP handshake times over its path (in the VM)
   sbpn-lab report ...             tables and plots (sbpnlab.report)
@@ -28,8 +29,9 @@ import sys
 import types
 
 from . import autojobs
-from .campaign import (VENV_PYTHON, merge_campaigns, parse_shard, run_campaign, run_decided,
-                       run_status, selected)
+from .campaign import (RUN_OVERHEAD_S, VENV_PYTHON, VM_SLACK_S, _fmt_s, estimate_s, merge_campaigns,
+                       parse_shard, run_campaign, run_decided, run_status, selected,
+                       vm_timeout_s)
 from .sequential import looks as decide_looks, settings as decide_settings
 from .run import BIN
 from .scenario import ScenarioError, load
@@ -42,8 +44,13 @@ repetitions gives the runs, each in RESULTS/CAMPAIGN/RUN-ID/ (layout in
 Documentation/results-format.rst; scenario format in
 Documentation/testbed.rst).  Runs need DCCP, so they happen in the VM:
 
-  scripts/vm-run --timeout 900 --out results -- \\
-      scripts/sbpn-lab run scripts/scenarios/demo.toml
+  scripts/vm-run --timeout $(scripts/sbpn-lab timeout scripts/scenarios/demo.toml) \\
+      --out results -- scripts/sbpn-lab run scripts/scenarios/demo.toml
+
+`sbpn-lab timeout` takes run's scenarios, --jobs, --only and --shard and
+prints a time limit that fits them (the whole of demo.toml, 320 runs of
+16 s one at a time, takes about 2.3 hours); run --dry-run and the
+campaign's first line say how long the runs should take.
 """
 
 
@@ -87,8 +94,9 @@ def _check_environment(command, tools, dccp):
     if dccp:
         subprocess.run(["modprobe", "-a", "dccp_ipv4"], capture_output=True)
         if not os.path.isdir("/sys/module/dccp_ipv4"):
-            return ("no DCCP in this kernel: run inside the VM, e.g. "
-                    f"scripts/vm-run --out results -- scripts/sbpn-lab {command} SCENARIO")
+            return ("no DCCP in this kernel: run inside the VM, e.g. scripts/vm-run "
+                    + ("--timeout $(scripts/sbpn-lab timeout SCENARIO) " if command == "run"
+                       else "") + f"--out results -- scripts/sbpn-lab {command} SCENARIO")
     return None
 
 
@@ -101,7 +109,10 @@ def _none_selected(sc, only, shard):
             f"{sc.config['scenario']['repetitions']} repetitions)")
 
 
-def _cmd_run(args):
+def _selection(args):
+    """The scenarios and shard of run's (and timeout's) arguments, checked,
+    args.jobs made a number unless "auto"; or the exit status (2) after
+    saying what is wrong."""
     try:
         scenarios = [load(p) for p in args.scenario]
     except ScenarioError as e:
@@ -118,8 +129,6 @@ def _cmd_run(args):
             re.compile(args.only)
         except re.error as e:
             return _bad_input(f"--only: not a regular expression: {e}")
-    if args.campaign and len(scenarios) > 1:
-        return _bad_input("--campaign names one campaign: give one scenario")
     try:
         shard = parse_shard(args.shard) if args.shard else None
     except ValueError as e:
@@ -132,6 +141,46 @@ def _cmd_run(args):
         return _bad_input(_none_selected(empty[0], args.only, shard))
     for sc in empty:
         print(f"sbpn-lab: note: {_none_selected(sc, args.only, shard)}", file=sys.stderr)
+    return scenarios, shard
+
+
+def _estimate_s(scenarios, args, shard):
+    """Wall seconds of the selected runs, campaign after campaign."""
+    return sum(estimate_s(selected(sc, args.only, shard), args.jobs) for sc in scenarios)
+
+
+def _cmd_timeout(args):
+    sel = _selection(args)
+    if isinstance(sel, int):
+        return sel
+    scenarios, shard = sel
+    est = _estimate_s(scenarios, args, shard)
+    limit = vm_timeout_s(est)
+    n = sum(len(selected(sc, args.only, shard)) for sc in scenarios)
+    print(f"sbpn-lab timeout: {n} runs, {args.jobs} at a time"
+          f"{' (counted as 1, and its probe)' if args.jobs == 'auto' else ''}: about "
+          f"{_fmt_s(est)}; --timeout {limit} ({_fmt_s(limit)}) allows twice that and "
+          f"{VM_SLACK_S // 60} minutes more", file=sys.stderr)
+    print(limit)
+    return 0
+
+
+def _cmd_run(args):
+    sel = _selection(args)
+    if isinstance(sel, int):
+        return sel
+    scenarios, shard = sel
+    if args.campaign and len(scenarios) > 1:
+        return _bad_input("--campaign names one campaign: give one scenario")
+    # In the VM, vm-run's time limit is known (VM_TIMEOUT): say at the start,
+    # not when it strikes, that the runs will not fit it.
+    est = _estimate_s(scenarios, args, shard)
+    limit = os.environ.get("VM_TIMEOUT", "")
+    if limit.isdigit() and est > int(limit):
+        print(f"sbpn-lab: warning: these runs take about {_fmt_s(est)}, longer than "
+              f"vm-run's --timeout {limit}: it will stop them part way (a second call "
+              f"resumes).  `scripts/sbpn-lab timeout` with this command's scenarios, "
+              f"--jobs, --only and --shard gives a time limit that fits.", file=sys.stderr)
     decide = {}
     for sc in scenarios:
         on = args.decide if args.decide is not None else bool(sc.decide and
@@ -155,6 +204,10 @@ def _cmd_run(args):
             for r in selected(sc, args.only, shard):
                 rd = os.path.join(args.results, name, r.id)
                 print(f"{name}/{r.id}\tseed {r.seed}\t{run_status(rd) or 'not run'}")
+        sys.stdout.flush()
+        print(f"sbpn-lab: all of them take about {_fmt_s(est)} at --jobs {args.jobs}; "
+              f"scripts/vm-run --timeout {vm_timeout_s(est)} fits them (sbpn-lab timeout)",
+              file=sys.stderr)
         return 0
     tools = ["ip", "tc", "nsenter"]
     dccp = any(m["transport"] == "dccp" for sc in scenarios for r in sc.runs()
@@ -318,6 +371,21 @@ def main(argv=None):
     rn.add_argument("--no-decide", dest="decide", action="store_false",
                     help="run every repetition even if the scenario has a [decide] table")
     rn.set_defaults(func=_cmd_run)
+    tm = sub.add_parser("timeout", help="seconds for scripts/vm-run --timeout that `run` "
+                        "with the same scenarios and options needs: twice its estimated "
+                        "wall time and 10 minutes (on the host)",
+                        description="Print the seconds that scripts/vm-run --timeout needs "
+                        "for `sbpn-lab run` with the same scenarios, --jobs, --only and "
+                        f"--shard: twice the estimate (each run its duration_s and "
+                        f"{RUN_OVERHEAD_S} s, ceil(runs / jobs) after one another; "
+                        f"auto as 1 and its probe) and {VM_SLACK_S} s for the boot.  The "
+                        "estimate goes to stderr.",
+                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    tm.add_argument("scenario", nargs="+", help="scenario file(s) (TOML)")
+    tm.add_argument("--jobs", default="1", metavar="N|auto", help="as for run (default 1)")
+    tm.add_argument("--only", metavar="REGEX", help="as for run")
+    tm.add_argument("--shard", metavar="K/N", help="as for run")
+    tm.set_defaults(func=_cmd_timeout)
     mg = sub.add_parser("merge", help="merge the campaign directories of shards (run "
                         "--shard) into one")
     mg.add_argument("dest", help="the merged campaign directory (made if missing)")

@@ -16,6 +16,8 @@ import glob
 import json
 import os
 import random
+import re
+import shlex
 import shutil
 import struct
 import subprocess
@@ -25,6 +27,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
+ROOT = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
 from sbpnlab import autojobs, campaign, netlink, schedule  # noqa: E402
 from sbpnlab import run as run_mod  # noqa: E402
@@ -449,6 +452,92 @@ def ranges(tmp):
                   "window_s = [9.5, 10]": ([9.5, 10], True)}, str(got))
 
 
+def timeouts(cli, good, tmp):
+    """sbpn-lab timeout: vm-run's --timeout for a run with the same
+    scenarios and selection, from the run count, duration and --jobs."""
+    def timeout(*argv, env=None):
+        p = subprocess.run(cli + ["timeout", *argv], capture_output=True, text=True, env=env)
+        try:
+            return p.returncode, int(p.stdout), p.stderr
+        except ValueError:
+            return p.returncode, None, p.stdout + p.stderr
+    # 12 runs of 10 s; each costs its duration and RUN_OVERHEAD_S of set-up
+    per = 10 + campaign.RUN_OVERHEAD_S
+    want = {1: 12 * per, 4: 3 * per, 5: 3 * per}
+    for jobs, est in want.items():
+        rc, got, err = timeout(good, "--jobs", str(jobs))
+        check(f"sbpn-lab timeout --jobs {jobs}: twice ceil(runs / jobs) runs' time, and "
+              "the boot's slack", rc == 0 and got == 2 * est + campaign.VM_SLACK_S,
+              f"{rc} {got} {err}")
+    rc, got, err = timeout(good, "--only", "rep=01$")
+    check("sbpn-lab timeout --only: the runs it selects", rc == 0 and
+          got == 2 * 6 * per + campaign.VM_SLACK_S, f"{rc} {got} {err}")
+    rc, got, err = timeout(good, good, "--jobs", "4")
+    check("sbpn-lab timeout of two scenarios: one campaign after the other",
+          rc == 0 and got == 2 * 2 * 3 * per + campaign.VM_SLACK_S, f"{rc} {got} {err}")
+    rc, auto, err = timeout(good, "--jobs", "auto")
+    check("sbpn-lab timeout --jobs auto: as one at a time, and the probe",
+          rc == 0 and auto > 2 * 12 * per + campaign.VM_SLACK_S, f"{rc} {auto} {err}")
+    rc, got, err = timeout(good, "--only", "nosuch")
+    check("sbpn-lab timeout --only matching nothing exits 2, nothing on stdout",
+          rc == 2 and got is None and "no run of t matches" in err, f"{rc} {err}")
+    # the documented commands: each finishes within its timeout
+    demo = os.path.join(SCRIPTS, "scenarios", "demo.toml")
+    rc, got, err = timeout(demo)
+    est = len(load(demo).runs()) * (16 + campaign.RUN_OVERHEAD_S)
+    check("sbpn-lab timeout of all of demo.toml at --jobs 1 allows its runs' time",
+          rc == 0 and got >= 2 * est, f"{rc} {got} {err}")
+    env = dict(os.environ, VM_TIMEOUT="900")
+    p = subprocess.run(cli + ["run", demo, "--results", tmp, "--dry-run"],
+                       capture_output=True, text=True, env=env)
+    check("sbpn-lab run in a VM whose --timeout is too short says so at the start",
+          "vm-run's --timeout 900" in p.stderr and "sbpn-lab timeout" in p.stderr,
+          f"{p.returncode} {p.stderr[-400:]!r}")
+    env["VM_TIMEOUT"] = str(got)
+    p = subprocess.run(cli + ["run", demo, "--results", tmp, "--dry-run"],
+                       capture_output=True, text=True, env=env)
+    check("... and not when it is the one sbpn-lab timeout gives",
+          "warning" not in p.stderr and "about 2h18m at --jobs 1" in p.stderr,
+          p.stderr[-400:])
+
+
+def documented_commands(cli):
+    """Every `scripts/vm-run ... -- scripts/sbpn-lab run ...` of the README
+    and of sbpn-lab's --help has a time limit that fits its runs: the
+    output of `sbpn-lab timeout` with the same arguments, or at least
+    that many seconds.  Shell variables set in the same block count."""
+    from sbpnlab.cli import EPILOG
+    with open(os.path.join(ROOT, "README"), encoding="utf-8") as f:
+        texts = [("README", f.read()), ("sbpn-lab --help", EPILOG)]
+    found = 0
+    for where, text in texts:
+        text = text.replace("\\\n", " ")
+        env = {}
+        for line in text.splitlines():
+            m = re.fullmatch(r"\s*(\w+)=(\S+)\s*", line)
+            if m:
+                env[m.group(1)] = m.group(2)
+            m = re.search(r"scripts/vm-run (.*) -- +scripts/sbpn-lab run (.*)", line)
+            if not m:
+                continue
+            found += 1
+            sub = lambda t: re.sub(r"\$(\w+)", lambda v: env.get(v.group(1), v.group(0)), t)  # noqa: E731
+            run_args = shlex.split(sub(m.group(2)))
+            t = re.search(r"--timeout (\$\(scripts/sbpn-lab timeout ([^)]*)\)|\d+)",
+                          m.group(1))
+            fits = subprocess.run(cli + ["timeout"] + run_args, capture_output=True,
+                                  text=True)
+            if t and t.group(2) is not None:
+                ok = sorted(shlex.split(sub(t.group(2)))) == sorted(run_args)
+            else:
+                ok = (t is not None and fits.returncode == 0 and
+                      int(t.group(1)) >= int(fits.stdout))
+            check(f"{where}: {line.strip()[:60]}...: its time limit fits its runs", ok,
+                  f"{line.strip()}\nsbpn-lab timeout {' '.join(run_args)}: "
+                  f"{fits.stdout.strip()} {fits.stderr.strip()}")
+    check("documented commands found in the README and the --help", found >= 2, str(found))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         shipped = sorted(glob.glob(os.path.join(SCRIPTS, "scenarios", "*.toml")))
@@ -601,6 +690,8 @@ def main():
                            capture_output=True, text=True)
         check("sbpn-lab run --shard with no repetition of its own exits 2 saying so",
               p.returncode == 2 and "no run of t" in p.stderr, f"{p.returncode} {p.stderr!r}")
+        timeouts(cli, good, tmp)
+        documented_commands(cli)
         many = write(tmp, GOOD.replace("repetitions = 2", "repetitions = 1000"), "many.toml")
         p = subprocess.Popen(cli + ["run", many, "--dry-run", "--results", tmp],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
