@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Count the test cases of one suite's KTAP log, for scripts/check.sh.
 
-usage: ktap_count.py LABEL LOG RC [--expect NAME ...] [--allow-skip REASON]
+usage: ktap_count.py LABEL LOG RC [--expect NAME ...] [--one-case NAME ...]
+                    [--allow-skip REASON]
 
 LOG is a suite's output: top-level KTAP ("ok N desc", "not ok N desc",
 "1..N"), where a kselftest program's own results are nested one level
@@ -12,7 +13,12 @@ LOG is a suite's output: top-level KTAP ("ok N desc", "not ok N desc",
     skip), plus one failure if it said "not ok" without a failing case or
     reported fewer cases than its plan (it crashed part way);
   - a top-level result without nested ones (a script, or a program that
-    died before printing) is one case itself.
+    died before printing) is one case itself;
+  - a --one-case program is one case whatever it nests: passed if all of
+    its nested results passed, failed if any failed (or it did, or it fell
+    short of its plan), skipped if all skipped.  For programs whose number
+    of results is not fixed, such as dccp_stress's rounds (as many as fit
+    its time budget): the totals of two runs stay comparable.
 
 The suite fails as a whole (one more failure each) when its top-level plan
 is not met, when RC is neither 0 nor 4 and no failure explains it, when an
@@ -32,21 +38,28 @@ def parse_args(argv):
     if len(argv) < 3:
         sys.exit(__doc__)
     label, log, rc = argv[0], argv[1], int(argv[2])
-    expect, allow_skip, rest = [], None, argv[3:]
+    expect, one_case, allow_skip, rest = [], [], None, argv[3:]
     while rest:
         opt = rest.pop(0)
-        if opt == "--expect" and rest:
+        if opt in ("--expect", "--one-case") and rest:
+            names = expect if opt == "--expect" else one_case
             while rest and not rest[0].startswith("--"):
-                expect.append(rest.pop(0))
+                names.append(rest.pop(0))
         elif opt == "--allow-skip" and rest:
             allow_skip = rest.pop(0)
         else:
             sys.exit(f"ktap_count.py: unexpected argument {opt!r}")
-    return label, log, rc, expect, allow_skip
+    return label, log, rc, expect, one_case, allow_skip
 
 
-def count(lines):
-    """(passed, failed, skipped, programs, problems) of a suite's log."""
+def named(desc, name):
+    """Whether a top-level result's description is program name's."""
+    return desc == name or desc.endswith(f": {name}")
+
+
+def count(lines, one_case=()):
+    """(passed, failed, skipped, programs, problems) of a suite's log; the
+    programs in one_case count as one case each."""
     passed = failed = skipped = 0
     problems, programs = [], []
     plan, top = None, 0
@@ -85,7 +98,19 @@ def count(lines):
         programs.append(desc)
         bad, skip = bool(m.group(1)), bool(m.group(3))
         cases = nested["ok"] + nested["fail"] + nested["skip"]
-        if cases:
+        if cases and any(named(desc, n) for n in one_case):
+            short = nested["plan"] is not None and cases < nested["plan"]
+            if nested["fail"] or bad or short:
+                failed += 1
+                problems.append(f"{desc}: {nested['fail']} of its {cases} results failed"
+                                + (f", {cases} of {nested['plan']} planned" if short else "")
+                                + (", and it failed" if bad and not nested["fail"] else "")
+                                + " (counted as one case)")
+            elif nested["ok"]:
+                passed += 1
+            else:
+                skipped += 1
+        elif cases:
             passed += nested["ok"]
             failed += nested["fail"]
             skipped += nested["skip"]
@@ -109,16 +134,16 @@ def count(lines):
 
 
 def main():
-    label, log, rc, expect, allow_skip = parse_args(sys.argv[1:])
+    label, log, rc, expect, one_case, allow_skip = parse_args(sys.argv[1:])
     try:
         with open(log, encoding="utf-8", errors="replace") as f:
             lines = f.readlines()
     except OSError as e:
         lines = []
         print(f"{label}: no log: {e}")
-    passed, failed, skipped, programs, problems = count(lines)
+    passed, failed, skipped, programs, problems = count(lines, one_case)
     for name in expect:
-        if not any(p == name or p.endswith(f": {name}") for p in programs):
+        if not any(named(p, name) for p in programs):
             failed += 1
             problems.append(f"{name}: expected, but it has no result")
     if rc not in (0, 4) and not failed:

@@ -55,7 +55,7 @@ def test(name, log, rc, want, *opts, says=None):
 
 def main():
     print("TAP version 13")
-    print("1..9")
+    print("1..13")
     test("nested cases count, a skipped case as a skip",
          "1..2\n" + PROGRAM_OK + SCRIPT_OK.replace("ok 3", "ok 2"), 0, (3, 0, 1))
     test("a program that crashed after some cases is one failure more",
@@ -78,6 +78,21 @@ def main():
     test("a failed program is found by name despite its directive, and fails once",
          "1..1\n" + PROGRAM_CRASHED.replace("not ok 2", "not ok 1"), 1, (1, 1, 0),
          "--expect", "sbpn_b")
+    # dccp_stress runs rounds until its time budget ends: 1 to 4 per boot
+    stress = lambda rounds, bad=(): (  # noqa: E731
+        "# selftests: stress: dccp_stress\n# TAP version 13\n" +
+        "".join(f"# {'not ok' if r in bad else 'ok'} {r} round {r}\n"
+                for r in range(1, rounds + 1)) +
+        f"# 1..{rounds}\n{'not ok' if bad else 'ok'} 1 selftests: stress: dccp_stress\n")
+    test("a --one-case program's rounds count as one case, whatever their number",
+         "1..1\n" + stress(3), 0, (1, 0, 0), "--one-case", "dccp_stress")
+    test("... four rounds the same as three", "1..1\n" + stress(4), 0, (1, 0, 0),
+         "--one-case", "dccp_stress", "--expect", "dccp_stress")
+    test("... and a failed round fails that one case", "1..1\n" + stress(4, bad=(2,)), 1,
+         (0, 1, 0), "--one-case", "dccp_stress", says="dccp_stress: 1 of its 4 results failed")
+    test("... other programs of the suite count their cases as before",
+         "1..2\n" + PROGRAM_OK + stress(2).replace("ok 1 selftests: stress", "ok 2 selftests: stress"),
+         0, (3, 0, 1), "--one-case", "dccp_stress")
     return 0 if all(results) else 1
 
 
