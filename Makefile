@@ -4,6 +4,9 @@
 #
 #   make            kernel inputs (once), patched DCCP modules, userspace, selftests
 #   make check      all tests: host tests, then the selftests in a QEMU VM
+#   make check-host the host tests of make check alone, no VM (about 2 min)
+#   make check-vm SUITES="sbpn stress"  those in-guest suites (default all)
+#                   in one VM boot of the target (vm-tests.sh names them)
 #   make check-debug the in-guest tests on a KASAN/kmemleak/lockdep kernel
 #   make stress     the long stress tier: 10^6 calls, 100 module unloads (VM)
 #   make stress-debug the same on the debug kernel, then a kmemleak scan
@@ -42,7 +45,8 @@ SBPN_VERSION	:= $(shell git -C $(ROOT) describe --always --dirty 2>/dev/null || 
 
 export KVER BUILD ABI
 
-.PHONY: all inputs modules headers userspace selftests check demo reproduce bench \
+.PHONY: all inputs modules headers userspace selftests check check-host check-vm demo \
+	reproduce bench \
 	friendliness friendliness-v2-modules check-debug stress stress-debug fuzz style \
 	venv vm load unload clean host-deps-check
 
@@ -96,6 +100,22 @@ check: all
 		$(MAKE) --no-print-directory KVER=$$k ABI= modules headers selftests || exit 1; \
 	done
 	@ALSO_KVERS='$(ALSO_KVERS)' scripts/check.sh
+
+# The contributor's loop.  check-host: every host test of make check, the
+# same list (check.sh --host): style and same-series on each target (so
+# the other targets' trees too), docs, userspace, fuzzing, the harness'
+# and the analysis' tests; no VM.  check-vm: the in-guest suites SUITES
+# (dccp sbpn stress traffic testbed competing; default all of them) in one
+# VM boot of this target, counted as make check counts them.
+check-host: userspace
+	@for k in $(ALSO_KVERS); do \
+		$(MAKE) --no-print-directory KVER=$$k ABI= headers || exit 1; \
+	done
+	@ALSO_KVERS='$(ALSO_KVERS)' scripts/check.sh --host
+
+SUITES		?=
+check-vm: all
+	@scripts/check.sh --vm $(SUITES)
 
 # The main job: scripts/scenarios/demo.toml (all policies and UDP against two
 # TCP Reno flows) in one VM boot, then its tables and figures.  A second

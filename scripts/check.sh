@@ -4,38 +4,60 @@
 # Run every test of the project and print one summary line,
 # "N passed, N failed, N skipped":
 #
+#   scripts/check.sh                 all of them, 1 to 5 (make check)
+#   scripts/check.sh --host          the host tier, 1 to 3: no VM (make
+#                                    check-host; host_tests below)
+#   scripts/check.sh --vm [SUITE...] the in-guest suites named, default all,
+#                                    of 5 alone, in one VM boot of the
+#                                    target (make check-vm SUITES=...)
+#
 #   1. style: checkpatch --strict of each target on patches/ and kernel/;
 #      the series made the same change on each target (same-series.sh);
 #      docutils on Documentation/ (scripts/doccheck.py)
-#   2. the harness's own tests on the host (they boot VMs on purpose to see
-#      WARNs, timeouts and bad exit codes reported as failures)
-#   3. userspace host tests (make -C userspace check), and libFuzzer on the
+#   2. userspace host tests (make -C userspace check), and libFuzzer on the
 #      model and trace parsers for FUZZ_SECONDS (default 20) each
-#   4. the harness' host tests (scripts/tests/: the test accounting itself,
+#   3. the harness' host tests (scripts/tests/: the test accounting itself,
 #      scenarios, host-deps.sh's package list per Debian release; the
-#      analysis and the sequential decision with the pinned .venv), and one campaign run
-#      as two shards in two VM boots and merged (scripts/tests/shards_vms.sh)
+#      analysis, the sequential decision and the command lines' edges
+#      with the pinned .venv)
+#   4. the harness's own tests on the host (they boot VMs on purpose to see
+#      WARNs, timeouts and bad exit codes reported as failures), and one
+#      campaign run as two shards in two VM boots and merged
+#      (scripts/tests/shards_vms.sh)
 #   5. every in-guest suite (scripts/vm-tests.sh) in one VM boot of the
-#      target kernel (KVER, see scripts/target.sh)
-#   6. for each other target in ALSO_KVERS (by default the other of 6.1 and
-#      6.12, already built by make check), the kselftest collections in one
-#      VM boot of that kernel: the kernel code is tested on both, the
-#      harness and the testbed, which do not depend on it, on the target
+#      target kernel (KVER, see scripts/target.sh); then, for each other
+#      target in ALSO_KVERS (by default the other of 6.1 and 6.12, already
+#      built by make check), the kselftest collections in one VM boot of
+#      that kernel: the kernel code is tested on both, the harness and the
+#      testbed, which do not depend on it, on the target
 #
 # Logs go to $BUILD/check/.  Exit 0 only if nothing failed and something ran.
 # The totals count test cases (a kselftest program's nested results, see
-# scripts/ktap_count.py); a skipped case counts as skipped, never as passed.
+# scripts/ktap_count.py), except that a program in ONE_CASE below counts as
+# one; a skipped case counts as skipped, never as passed.
 # Every suite and kselftest program that must run is listed below: one that
 # is missing, crashed or skipped whole is a failure unless ALLOW_SKIP names
 # it with the reason.
 
 set -uo pipefail
 
+mode=all
+case ${1:-} in
+--host) mode=host; shift ;;
+--vm) mode=vm; shift ;;
+-h|--help) sed -n '4,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+"") ;;
+*) echo "check.sh: $1: expected --host or --vm [SUITE...]" >&2; exit 2 ;;
+esac
+[ $# -eq 0 ] || [ "$mode" = vm ] || { echo "check.sh: suites go with --vm" >&2; exit 2; }
+
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/target.sh
 . "$ROOT/scripts/target.sh"
 LOG=$BUILD/check
 ALSO_KVERS=${ALSO_KVERS-$( [ "$KVER" = 6.1 ] && echo 6.12 || echo 6.1 )}
+# One VM boot of the target alone: the other targets are not booted.
+[ "$mode" != vm ] || ALSO_KVERS=
 
 rm -rf "$LOG"
 mkdir -p "$LOG"
@@ -51,6 +73,20 @@ COLLECTIONS=$(make -s --no-print-directory -C selftests collections)
 VM_SUITES="$COLLECTIONS traffic testbed competing"
 # Suites allowed to skip whole, with the reason printed: none today.
 declare -A ALLOW_SKIP=()
+# Programs counted as one case, per suite: dccp_stress prints a result per
+# round, and runs as many rounds as fit its 30 s (1 to 4 per boot), so
+# its rounds would make the totals differ from run to run.
+declare -A ONE_CASE=([stress]=dccp_stress)
+
+if [ "$mode" = vm ]; then
+	# shellcheck disable=SC2206	# the suites are words
+	suites=(${*:-$VM_SUITES})
+	for s in "${suites[@]}"; do
+		[[ " $VM_SUITES " == *" $s "* ]] && continue
+		echo "check.sh: --vm $s: no such in-guest suite; they are: $VM_SUITES" >&2
+		exit 2
+	done
+fi
 
 # Add a suite's test cases to the totals and print them (ktap_count.py).
 # Call it directly, never in $(...): a subshell would lose the totals.
@@ -79,66 +115,74 @@ count_step() { # label, command...
 	fi
 }
 
-for k in $KVER $ALSO_KVERS; do
-	count_step "style-$k" env KVER="$k" BUILD= scripts/style.sh
-done
-[ -z "$ALSO_KVERS" ] || count_step same-series env KVERS="$KVER $ALSO_KVERS" scripts/same-series.sh
-count_step docs /usr/bin/python3 scripts/doccheck.py
+# The host tier: every test that needs no VM, the one list that make check
+# and make check-host (--host) run.
+host_tests() {
+	for k in $KVER $ALSO_KVERS; do
+		count_step "style-$k" env KVER="$k" BUILD= scripts/style.sh
+	done
+	[ -z "$ALSO_KVERS" ] || count_step same-series env KVERS="$KVER $ALSO_KVERS" scripts/same-series.sh
+	count_step docs /usr/bin/python3 scripts/doccheck.py
 
-echo "== harness self-tests (host, boots VMs)"
-mkdir -p "$BUILD/harness"
-cp -r selftests/harness/warn "$BUILD/harness/"
-make -s -C "${KDIR:-/lib/modules/$ABI/build}" M="$BUILD/harness/warn" modules \
-	>"$LOG/warn-module.log" 2>&1 || { cat "$LOG/warn-module.log"; failed=$((failed + 1)); }
-selftests/harness/vm_run_test.sh | tee "$LOG/harness.log"
-count_suite harness "$LOG/harness.log" "${PIPESTATUS[0]}"
+	echo "== userspace (host)"
+	make --no-print-directory -C userspace HDR="$BUILD/include" check 2>&1 | tee "$LOG/userspace.log"
+	count_suite userspace "$LOG/userspace.log" "${PIPESTATUS[0]}"
 
-echo "== userspace (host)"
-make --no-print-directory -C userspace HDR="$BUILD/include" check 2>&1 | tee "$LOG/userspace.log"
-count_suite userspace "$LOG/userspace.log" "${PIPESTATUS[0]}"
+	echo "== parser fuzzing (host): libFuzzer, ${FUZZ_SECONDS:=20} s per parser"
+	if make --no-print-directory -C userspace/fuzz run HDR="$BUILD/include" FUZZ_SECONDS="$FUZZ_SECONDS" \
+		>"$LOG/fuzz.log" 2>&1; then
+		passed=$((passed + 1))
+		echo "fuzz: passed, $(grep -h '^stat::number_of_executed_units' "$LOG/fuzz.log" |
+			awk '{ n += $2 } END { print n + 0 }') inputs, no crash, leak or timeout"
+	else
+		failed=$((failed + 1))
+		tail -n 40 "$LOG/fuzz.log"
+		echo "fuzz: failed (log: $LOG/fuzz.log; the input is in userspace/build/fuzz/)"
+	fi
 
-echo "== parser fuzzing (host): libFuzzer, ${FUZZ_SECONDS:=20} s per parser"
-if make --no-print-directory -C userspace/fuzz run HDR="$BUILD/include" FUZZ_SECONDS="$FUZZ_SECONDS" \
-	>"$LOG/fuzz.log" 2>&1; then
-	passed=$((passed + 1))
-	echo "fuzz: passed, $(grep -h '^stat::number_of_executed_units' "$LOG/fuzz.log" |
-		awk '{ n += $2 } END { print n + 0 }') inputs, no crash, leak or timeout"
-else
-	failed=$((failed + 1))
-	tail -n 40 "$LOG/fuzz.log"
-	echo "fuzz: failed (log: $LOG/fuzz.log; the input is in userspace/build/fuzz/)"
-fi
+	echo "== test accounting (host)"
+	python3 scripts/tests/test_ktap_count.py 2>&1 | tee "$LOG/accounting.log"
+	count_suite accounting "$LOG/accounting.log" "${PIPESTATUS[0]}"
 
-echo "== test accounting (host)"
-python3 scripts/tests/test_ktap_count.py 2>&1 | tee "$LOG/accounting.log"
-count_suite accounting "$LOG/accounting.log" "${PIPESTATUS[0]}"
+	echo "== host packages (host)"
+	python3 scripts/tests/test_host_deps.py 2>&1 | tee "$LOG/host-deps.log"
+	count_suite host-deps "$LOG/host-deps.log" "${PIPESTATUS[0]}"
 
-echo "== host packages (host)"
-python3 scripts/tests/test_host_deps.py 2>&1 | tee "$LOG/host-deps.log"
-count_suite host-deps "$LOG/host-deps.log" "${PIPESTATUS[0]}"
+	echo "== scenarios (host)"
+	python3 scripts/tests/test_scenario.py 2>&1 | tee "$LOG/scenario.log"
+	count_suite scenario "$LOG/scenario.log" "${PIPESTATUS[0]}"
 
-echo "== scenarios (host)"
-python3 scripts/tests/test_scenario.py 2>&1 | tee "$LOG/scenario.log"
-count_suite scenario "$LOG/scenario.log" "${PIPESTATUS[0]}"
+	echo "== analysis (host)"
+	if scripts/venv.sh >"$LOG/venv.log" 2>&1; then
+		.venv/bin/python scripts/tests/test_stats.py 2>&1 | tee "$LOG/stats.log"
+		count_suite stats "$LOG/stats.log" "${PIPESTATUS[0]}"
+		.venv/bin/python scripts/tests/test_friendliness.py 2>&1 | tee "$LOG/friendliness.log"
+		count_suite friendliness "$LOG/friendliness.log" "${PIPESTATUS[0]}"
+		.venv/bin/python scripts/tests/test_decide.py 2>&1 | tee "$LOG/decide.log"
+		count_suite decide "$LOG/decide.log" "${PIPESTATUS[0]}"
+		.venv/bin/python scripts/tests/test_cli.py 2>&1 | tee "$LOG/cli.log"
+		count_suite cli "$LOG/cli.log" "${PIPESTATUS[0]}"
+	else
+		cat "$LOG/venv.log"
+		failed=$((failed + 1))
+	fi
+}
 
-echo "== analysis (host)"
-if scripts/venv.sh >"$LOG/venv.log" 2>&1; then
-	.venv/bin/python scripts/tests/test_stats.py 2>&1 | tee "$LOG/stats.log"
-	count_suite stats "$LOG/stats.log" "${PIPESTATUS[0]}"
-	.venv/bin/python scripts/tests/test_friendliness.py 2>&1 | tee "$LOG/friendliness.log"
-	count_suite friendliness "$LOG/friendliness.log" "${PIPESTATUS[0]}"
-	.venv/bin/python scripts/tests/test_decide.py 2>&1 | tee "$LOG/decide.log"
-	count_suite decide "$LOG/decide.log" "${PIPESTATUS[0]}"
-	.venv/bin/python scripts/tests/test_cli.py 2>&1 | tee "$LOG/cli.log"
-	count_suite cli "$LOG/cli.log" "${PIPESTATUS[0]}"
-else
-	cat "$LOG/venv.log"
-	failed=$((failed + 1))
-fi
+# The host-side tests that boot VMs themselves: the harness's, and a
+# campaign split over two boots.
+vm_host_tests() {
+	echo "== harness self-tests (host, boots VMs)"
+	mkdir -p "$BUILD/harness"
+	cp -r selftests/harness/warn "$BUILD/harness/"
+	make -s -C "${KDIR:-/lib/modules/$ABI/build}" M="$BUILD/harness/warn" modules \
+		>"$LOG/warn-module.log" 2>&1 || { cat "$LOG/warn-module.log"; failed=$((failed + 1)); }
+	selftests/harness/vm_run_test.sh | tee "$LOG/harness.log"
+	count_suite harness "$LOG/harness.log" "${PIPESTATUS[0]}"
 
-echo "== shards (host, two VM boots)"
-scripts/tests/shards_vms.sh 2>&1 | tee "$LOG/shards.log"
-count_suite shards "$LOG/shards.log" "${PIPESTATUS[0]}"
+	echo "== shards (host, two VM boots)"
+	scripts/tests/shards_vms.sh 2>&1 | tee "$LOG/shards.log"
+	count_suite shards "$LOG/shards.log" "${PIPESTATUS[0]}"
+}
 
 # Run suites in one VM boot of target kver and count them; the label of a
 # suite on another target than KVER names it ("sbpn@6.12").
@@ -166,17 +210,28 @@ vm_suites() { # kver, suites...
 		if [ -d "selftests/$suite" ]; then
 			read -r -a expect <<<"$(make -s --no-print-directory -C "selftests/$suite" list-progs)"
 		fi
+		one=${ONE_CASE[$suite]:-}
+		# shellcheck disable=SC2086	# the programs are words
 		count_suite "$label" "$out/$suite.log" "$(cat "$out/$suite.rc")" \
-			${expect[@]:+--expect "${expect[@]}"}
+			${expect[@]:+--expect "${expect[@]}"} ${one:+--one-case $one}
 	done
 }
 
-# shellcheck disable=SC2086	# word splitting of the suite lists is wanted
-vm_suites "$KVER" $VM_SUITES
-for k in $ALSO_KVERS; do
-	# shellcheck disable=SC2086
-	vm_suites "$k" $COLLECTIONS
-done
+case $mode in
+host)
+	host_tests ;;
+vm)
+	vm_suites "$KVER" "${suites[@]}" ;;
+all)
+	host_tests
+	vm_host_tests
+	# shellcheck disable=SC2086	# word splitting of the suite lists is wanted
+	vm_suites "$KVER" $VM_SUITES
+	for k in $ALSO_KVERS; do
+		# shellcheck disable=SC2086
+		vm_suites "$k" $COLLECTIONS
+	done ;;
+esac
 
 echo
 echo "$passed passed, $failed failed, $skipped skipped (test cases)"
