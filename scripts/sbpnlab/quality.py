@@ -12,7 +12,8 @@ per flow.
 Voice: the ITU-T G.107 (06/2015) E-model, r_factor() from its equations
 with the default values of its table 1, the delay impairment Id
 (idte(), idle(), idd()) and the packet-loss equipment impairment
-ie_eff(); mos() maps R to MOS (G.107 annex B); burst_ratio() estimates
+ie_eff(), at most IE_EFF_MAX; r_scale() keeps R on G.107's 0..100
+scale; mos() maps R to MOS (G.107 annex B); burst_ratio() estimates
 BurstR from a loss pattern; audio_quality() applies them to a flow's
 audio delays with a fixed jitter buffer.
 
@@ -234,10 +235,18 @@ def idd(Ta, p=G107):
     return 25 * ((1 + x ** s6) ** (1 / s6) - 3 * (1 + (x / 3) ** s6) ** (1 / s6) + 2)
 
 
+# The largest Ie-eff: the limit of clause 7.5's formula as Ppl grows
+# under random loss (BurstR = 1), where every packet is lost.  With
+# BurstR > 1 the formula passes it once Ppl > Bpl BurstR / (BurstR - 1)
+# (50 % for G.711 with PLC at BurstR 2) and grows without bound, an
+# extrapolation G.107 does not define; Documentation/statistics.rst.
+IE_EFF_MAX = 95.0
+
+
 def ie_eff(ppl, burst_r=1.0, ie=CODEC["Ie"], bpl=CODEC["Bpl"]):
     """Ie-eff = Ie + (95 - Ie) Ppl / (Ppl / BurstR + Bpl), clause 7.5;
-    Ppl in percent."""
-    return ie + (95 - ie) * ppl / (ppl / burst_r + bpl)
+    Ppl in percent; at most IE_EFF_MAX."""
+    return min(ie + (95 - ie) * ppl / (ppl / burst_r + bpl), IE_EFF_MAX)
 
 
 def r_factor(Ta, ppl=0.0, burst_r=1.0, ie=CODEC["Ie"], bpl=CODEC["Bpl"], T=None,
@@ -249,6 +258,14 @@ def r_factor(Ta, ppl=0.0, burst_r=1.0, ie=CODEC["Ie"], bpl=CODEC["Bpl"], T=None,
     Tr = 2 * Ta if Tr is None else Tr
     i_d = idte(T, p) + idle(Tr, p) + idd(Ta, p)
     return ro(p) - impairment_is(T, p) - i_d - ie_eff(ppl, burst_r, ie, bpl) + p["A"]
+
+
+def r_scale(r):
+    """R on G.107's transmission rating scale, 0 to 100 (annex B maps
+    the MOS over it: R < 0 is MOS 1, R > 100 MOS 4.5): R clamped to it."""
+    if math.isnan(r):
+        return math.nan
+    return min(max(r, 0.0), 100.0)
 
 
 def mos(r):
@@ -281,11 +298,13 @@ def audio_quality(d, buffer_s, codec=CODEC):
     buffer_s after sending (base = the minimum delay), so Ta = base +
     buffer_s; a packet later than that or lost is lost after the buffer
     (Ppl, %), and BurstR comes from their pattern.  Returns ta_ms, ppl,
-    burst_r, r and mos (NaN when nothing arrived)."""
+    burst_r, r (on G.107's 0..100 scale, r_scale()), mos and clamped
+    (1 when Ie-eff reached IE_EFF_MAX or R fell below 0: the E-model
+    left its range and r is its floor; NaN when nothing arrived)."""
     d = np.asarray(d, dtype=float)
     if not np.isfinite(d).any():
         return {"ta_ms": math.nan, "ppl": math.nan, "burst_r": math.nan,
-                "r": math.nan, "mos": math.nan}
+                "r": math.nan, "mos": math.nan, "clamped": math.nan}
     base = float(np.nanmin(d))
     with np.errstate(invalid="ignore"):
         lost = ~(d <= base + buffer_s)
@@ -293,4 +312,6 @@ def audio_quality(d, buffer_s, codec=CODEC):
     ppl = 100 * lost.mean()
     br = burst_ratio(lost)
     r = r_factor(ta, ppl, br, codec["Ie"], codec["Bpl"])
-    return {"ta_ms": ta, "ppl": ppl, "burst_r": br, "r": r, "mos": mos(r)}
+    capped = ie_eff(ppl, br, codec["Ie"], codec["Bpl"]) >= IE_EFF_MAX
+    return {"ta_ms": ta, "ppl": ppl, "burst_r": br, "r": r_scale(r), "mos": mos(r),
+            "clamped": float(capped or r < 0)}

@@ -609,12 +609,13 @@ def quality_table(by_policy, summaries):
     frames, WebRTC's freezes, the 95th-percentile frame delay, the audio's
     E-model R and MOS."""
     head = ["policy", "decodable frames %", "freezes", "freeze s/min",
-            "frame delay p95 ms", "R", "MOS"]
+            "frame delay p95 ms", "R", "MOS", "R at 0"]
     table = [[p, cell(summaries[p, "video.decodable_frac"]),
               cell(summaries[p, "video.freezes"], 1),
               cell(summaries[p, "video.freeze_s_per_min"], 1),
               worst([r["video.frame_delay_p95_ms"] for r in rs]),
-              cell(summaries[p, "audio.r"], 1), fmt(summaries[p, "audio.mos"]["mean"], 2)]
+              cell(summaries[p, "audio.r"], 1), fmt(summaries[p, "audio.mos"]["mean"], 2),
+              str(sum(r.get("audio.emodel_clamped", 0) == 1 for r in rs))]
              for p, rs in by_policy.items()]
     return ("video frames decodable by their deadline (every piece on time and the "
             "reference chain back to the key frame decodable; without coding dependencies "
@@ -623,7 +624,9 @@ def quality_table(by_policy, summaries):
             "95th-percentile frame delay (median (min/median/max) over runs; inf: more than "
             "5 % of frames never rendered); audio R and MOS of the ITU-T G.107 E-model, "
             "G.711 with PLC (Ie 0, Bpl 25.1), one-way delay = minimum + "
-            f"{stats.EMODEL_BUFFER_MS} ms jitter buffer, loss after it; mean ±95 % CI "
+            f"{stats.EMODEL_BUFFER_MS} ms jitter buffer, loss after it, R on G.107's 0-100 "
+            "scale (R at 0: runs whose loss took the E-model past its range, Ie-eff capped "
+            "at 95 or R below 0); mean ±95 % CI "
             "(min/median/max) over runs; Documentation/statistics.rst defines each",
             head, table)
 

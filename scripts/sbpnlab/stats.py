@@ -609,7 +609,7 @@ def quality_metrics(flow, warmup_s, buffer_s=EMODEL_BUFFER_MS / 1000):
                                                      "freeze_s_per_min", "frame_delay_p95_ms")})
     a = quality.audio_quality(delays(flow, "audio", warmup_s), buffer_s)
     out.update({"audio.r": a["r"], "audio.mos": a["mos"], "audio.emodel_ppl": a["ppl"],
-                "audio.emodel_ta_ms": a["ta_ms"]})
+                "audio.emodel_ta_ms": a["ta_ms"], "audio.emodel_clamped": a["clamped"]})
     return out
 
 

@@ -255,6 +255,29 @@ def emodel_packet_loss_impairment():
 
 
 @test
+def emodel_stays_on_its_scale():
+    # Ie-eff's limit under random loss is 95: 95 x 1e6 / (1e6 + 25.1)
+    # -> 95.  Bursty, BurstR 4, Ppl 80 %: 95 x 80 / (20 + 25.1) = 168.5,
+    # beyond it (Ppl > 25.1 x 4 / 3 = 33.5 %): capped at 95.  Below the
+    # crossing it is the formula: Ppl 30 %, BurstR 4: 2850 / 32.6 = 87.42.
+    close(quality.ie_eff(80, 4), 95, 1e-12, "Ie-eff, 80 %, BurstR 4")
+    close(quality.ie_eff(30, 4), 87.42, 0.01, "Ie-eff, 30 %, BurstR 4")
+    check(quality.ie_eff(1e6) < 95, "random loss never reaches the cap")
+    # R at Ta = 0 with it: 93.21 - 95 = -1.79; on the scale: 0, MOS 1
+    close(quality.r_factor(0, 80, 4), -1.79, 0.02, "R at the cap")
+    check(quality.r_scale(-1.79) == 0 and quality.r_scale(120) == 100
+          and quality.r_scale(41.0) == 41.0 and math.isnan(quality.r_scale(NAN)), "r_scale")
+    # Eight of ten packets lost in one burst (a late one counts): Ppl 80 %,
+    # BurstR = 8 x 0.2 = 1.6: 95 x 80 / (50 + 25.1) = 101.2 -> 95; R < 0:
+    # reported 0 with clamped = 1, MOS 1 (R = -3.5; -9.7 without the cap).
+    d = np.array([20, NAN, NAN, NAN, NAN, NAN, NAN, NAN, 900, 20]) / 1000
+    got = quality.audio_quality(d, 0.040)
+    check(got["r"] == 0 and got["mos"] == 1 and got["clamped"] == 1, f"80 % lost: {got}")
+    ok = quality.audio_quality(np.array([20, 25, 30, 20]) / 1000, 0.040)
+    check(ok["clamped"] == 0 and ok["r"] > 80, f"no loss: {ok}")
+
+
+@test
 def burst_ratio_of_a_loss_pattern():
     # 0110001100: 4 of 10 lost (P = 0.4) in 2 bursts of 2: mean burst 2;
     # random loss would give bursts of 1 / (1 - 0.4) = 1.667:
