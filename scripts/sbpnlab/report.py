@@ -396,6 +396,19 @@ HEADLINE = (("audio.on_time_frac", 100, "points", "audio on time"),
             ("video.on_time_frac", 100, "points", "video on time"),
             ("video.frames_on_time_frac", 100, "points", "whole video frames on time"),
             ("tcp.goodput_kbps", 1, "kbit/s", "competing TCP goodput"))
+# What a viewer and a listener get, after them on the finding line (issue
+# #38, item 4): (metric, scale, unit, what it is, decimals).  Not among
+# the sequential decision's metrics (sequential.METRICS = HEADLINE): they
+# are reported, not decided.  Freezes are there with or without coding
+# dependencies (without them a frame lost or late is a gap of its own).
+QUALITY_HEADLINE = (("video.freeze_s_per_min", 1, "s/min", "video freezes", 2),
+                    ("audio.mos", 1, "MOS", "voice quality", 2))
+
+
+def finding_metrics():
+    """The finding line's metrics in order: HEADLINE's, then
+    QUALITY_HEADLINE's, as (metric, scale, unit, what, decimals)."""
+    return [h + (1,) for h in HEADLINE] + list(QUALITY_HEADLINE)
 
 
 def verdict(s):
@@ -409,10 +422,10 @@ def verdict(s):
     return "cannot tell (the interval includes 0)"
 
 
-def signed(s, scale):
+def signed(s, scale, decimals=1):
     """'+7.3 ±1.1': a paired mean with its sign and its 95 % interval."""
-    ci = "" if math.isnan(s["ci"]) else f" ±{fmt(s['ci'] * scale)}"
-    return f"{s['mean'] * scale:+.1f}{ci}"
+    ci = "" if math.isnan(s["ci"]) else f" ±{fmt(s['ci'] * scale, decimals)}"
+    return f"{s['mean'] * scale:+.{decimals}f}{ci}"
 
 
 def provenance(runs):
@@ -427,19 +440,20 @@ def provenance(runs):
 
 def headline(rows, baseline, policy, title, reference=None):
     """The report's first lines: policy against baseline, paired by seed,
-    for each HEADLINE metric, and whether each interval allows a
-    conclusion; then the reference campaign's numbers, if given."""
+    for each HEADLINE metric and then each QUALITY_HEADLINE one the runs
+    have, and whether each interval allows a conclusion; then the
+    reference campaign's numbers, if given."""
     have = {r["policy"] for r in rows}
     if baseline not in have or policy not in have or policy == baseline:
         return []
     found, verdicts, n = [], [], 0
-    for metric, scale, unit, what in HEADLINE:
+    for metric, scale, unit, what, decimals in finding_metrics():
         s = (stats.paired_policies(rows, baseline, policy, metric)
              if all(metric in r for r in rows) else stats.summary([]))
         if s["n"] == 0:
             continue
         n = max(n, s["n"])
-        found.append(f"{signed(s, scale)} {unit} of {what}")
+        found.append(f"{signed(s, scale, decimals)} {unit} of {what}")
         verdicts.append(f"{what}: {verdict(s)}")
     if not found:
         return []
@@ -447,8 +461,8 @@ def headline(rows, baseline, policy, title, reference=None):
              f"seed, mean difference ±95 % CI: " + "; ".join(found) + ".",
              "  " + "; ".join(verdicts) + "."]
     if reference is not None:
-        ref = [f"{signed(reference[m], scale)} {unit} of {what}"
-               for m, scale, unit, what in HEADLINE if m in reference]
+        ref = [f"{signed(reference[m], scale, decimals)} {unit} of {what}"
+               for m, scale, unit, what, decimals in finding_metrics() if m in reference]
         lines.append(f"  Reference ({reference['_source']}, {reference['_n']} pairs): "
                      + ("; ".join(ref) if ref else f"no {policy} in it") + ".")
     return lines
@@ -530,6 +544,12 @@ def paired_table(rows, baseline, summaries):
             summaries[p, f"paired_{metric}"] = s
             row[1] = row[1] or str(s["n"])
             row.append(cell(s, scale))
+        # the finding's quality metrics: summary.csv only, for a later
+        # report's --reference
+        for metric, *_ in QUALITY_HEADLINE:
+            summaries[p, f"paired_{metric}"] = (
+                stats.paired_policies(rows, baseline, p, metric)
+                if all(metric in r for r in rows) else stats.summary([]))
         table.append(row)
     return (f"differences to {baseline} of runs with the same seed, percentage points "
             "(TCP: kbit/s)", head, table)

@@ -664,6 +664,41 @@ def headline_states_what_intervals_allow():
 
 
 @test
+def headline_adds_freezes_and_voice_mos():
+    # Ten seeds with the quality metrics: sbpn2 freezes 0.30 s/min less in
+    # every pair (-0.30 ±0.00: lower) and its voice MOS is +0.20 and -0.10
+    # alternately (mean +0.05, sd 0.158, CI 2.262 x 0.158 / sqrt 10 =
+    # 0.11: cannot tell).  Decimals: two, where one would print +0.1.
+    def rows(quality=True):
+        out = []
+        for i in range(10):
+            base = {"audio.on_time_frac": 0.8, "video.on_time_frac": 0.6,
+                    "tcp.goodput_kbps": 600.0}
+            q = {"video.freeze_s_per_min": 1.0 + 0.1 * i, "audio.mos": 3.5} if quality else {}
+            out.append({"policy": "simple", "key": (i, 1), **base, **q})
+            if quality:
+                q = {"video.freeze_s_per_min": 0.7 + 0.1 * i,
+                     "audio.mos": 3.5 + (0.2 if i % 2 else -0.1)}
+            out.append({"policy": "sbpn2", "key": (i, 1), **base, **q})
+        return out
+    lines = report.headline(rows(), "simple", "sbpn2", "t")
+    check("-0.30 ±0.00 s/min of video freezes" in lines[0] and
+          "+0.05 ±0.11 MOS of voice quality" in lines[0], f"numbers: {lines}")
+    check(lines[0].index("competing TCP goodput") < lines[0].index("video freezes")
+          < lines[0].index("voice quality"), f"order: {lines}")
+    check("video freezes: lower" in lines[1] and "voice quality: cannot tell" in lines[1],
+          f"verdicts: {lines}")
+    # runs without them (older results): the line is as before
+    old = report.headline(rows(False), "simple", "sbpn2", "t")
+    check("freezes" not in old[0] and "MOS" not in old[0], f"old runs: {old}")
+    # the paired table keeps them for a later --reference
+    summaries = {}
+    report.paired_table(rows(), "simple", summaries)
+    s = summaries["sbpn2", "paired_audio.mos"]
+    check(s["n"] == 10 and close(s["mean"], 0.05), f"paired MOS kept: {s}")
+
+
+@test
 def report_tables():
     out = os.path.join(TMP, "report")
     rc, text, err = run_report(campaign(), "--out", out, "--no-figures")
