@@ -46,7 +46,9 @@ void hdr_encode(unsigned char *buf, const struct sbpn_hdr *h)
 	buf[8] = h->cls;
 	buf[9] = SBPN_PAYLOAD_VERSION;
 	put_le(buf + 10, h->flow_id, 2);
-	put_le(buf + 12, 0, 4);
+	put_le(buf + 12, h->frame, 2);
+	buf[14] = h->pieces;
+	buf[15] = h->fi;
 	put_le(buf + 16, h->sent_ns, 8);
 	put_le(buf + 24, h->expiry_ns, 8);
 }
@@ -60,9 +62,12 @@ int hdr_decode(const unsigned char *buf, size_t len, struct sbpn_hdr *h)
 	h->cls = buf[8];
 	h->version = buf[9];
 	h->flow_id = (uint16_t)get_le(buf + 10, 2);
+	h->frame = (uint16_t)get_le(buf + 12, 2);
+	h->pieces = buf[14];
+	h->fi = buf[15];
 	h->sent_ns = get_le(buf + 16, 8);
 	h->expiry_ns = get_le(buf + 24, 8);
-	if (h->cls >= CLASS_COUNT && h->cls != SBPN_CLASS_END)
+	if (h->cls >= CLASS_COUNT && h->cls != SBPN_CLASS_END && h->cls != SBPN_CLASS_PLI)
 		return -1;
 	return 0;
 }

@@ -16,6 +16,12 @@
 #define SBPN_MAX_PAYLOAD	65507		/* largest UDP/IPv4 payload */
 /* Class byte of the UDP end marker (see Documentation/traffic.rst). */
 #define SBPN_CLASS_END		0xff
+#define SBPN_CLASS_PLI		0xfe		/* receiver -> sender: a key frame, please */
+
+/* Bytes 12-15 of the header (reserved before the key-frame loop): the
+ * video frame a packet belongs to, when the flow has coding dependencies */
+#define SBPN_FI_FRAME		0x01		/* frame, pieces and the flags are valid */
+#define SBPN_FI_KEY		0x02		/* the frame is a key frame */
 
 enum pkt_class { CLASS_AUDIO, CLASS_VIDEO, CLASS_DATA, CLASS_COUNT };
 
@@ -24,6 +30,9 @@ struct sbpn_hdr {
 	uint8_t cls;
 	uint8_t version;
 	uint16_t flow_id;
+	uint16_t frame;		/* frame index, low 16 bits (SBPN_FI_FRAME) */
+	uint8_t pieces;		/* the frame's packets, mod 256 */
+	uint8_t fi;		/* SBPN_FI_*; 0 for audio, data, uncoded video */
 	uint64_t sent_ns;
 	uint64_t expiry_ns;
 };

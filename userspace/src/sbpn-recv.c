@@ -9,7 +9,10 @@
  * marker arrives, or after --idle-timeout-ms without packets (counted from
  * the first packet).  The trailer holds the one-way delay p50/p99/max and
  * the on-time count (recv_ns <= the payload's expiry_ns), then
- * "complete: 1".  SIGINT/SIGTERM: the records so far are flushed, no
+ * "complete: 1".  With --keyframe-requests it follows each video frame's
+ * reference chain (keyframe.h) and, when a frame cannot be decoded after
+ * the reorder window, sends the sender a key-frame request over the same
+ * connection (UDP: to the sender's address).  SIGINT/SIGTERM: the records so far are flushed, no
  * "complete", exit 1.  Exit: 0 ok, 1 runtime failure or signal, 2 usage.
  */
 #define _GNU_SOURCE
@@ -25,6 +28,7 @@
 #include <linux/dccp.h>
 
 #include "config.h"
+#include "keyframe.h"
 #include "records.h"
 #include "sbpn.h"
 #include "util.h"
@@ -37,7 +41,10 @@ static struct {
 	const char *listen, *out, *flow, *ready_file;
 	int ccid;
 	long idle_ms;			/* -1: transport default */
-} cfg = { .transport = TR_DCCP, .flow = "unknown", .ccid = 3, .idle_ms = -1 };
+	bool kf;			/* --keyframe-requests */
+	unsigned int reorder_frames;
+} cfg = { .transport = TR_DCCP, .flow = "unknown", .ccid = 3, .idle_ms = -1,
+	  .reorder_frames = 2 };
 
 static struct {
 	struct recfile rec;
@@ -45,6 +52,12 @@ static struct {
 	size_t n, cap;
 	size_t per_class[CLASS_COUNT], bad, on_time, late, no_expiry;
 	const char *end;
+	/* the key-frame loop: the chain tracker, and where requests go */
+	struct kf_recv kf;
+	int fd;
+	struct sockaddr_storage peer;
+	socklen_t peer_len;
+	size_t req_sent, req_failed;
 } st;
 
 static void usage(FILE *f)
@@ -60,6 +73,10 @@ static void usage(FILE *f)
 "  --idle-timeout-ms N    end after N ms without a packet, counted from the\n"
 "                         first packet; 0 = never (default: udp 5000, else 0)\n"
 "  --ready-file FILE      create FILE once listening (for scripts)\n"
+"  --keyframe-requests    ask the sender for a key frame (SBPN_CLASS_PLI) when a\n"
+"                         video frame cannot be decoded (sbpn-send --keyframe-on-loss)\n"
+"  --reorder-frames N     frame intervals to wait for a missing piece before a\n"
+"                         frame counts as lost (default 2)\n"
 "  --help                 this text\n"
 "\n"
 "Ends when the sender closes the connection (dccp, tcp), when the end marker\n"
@@ -69,7 +86,8 @@ static void usage(FILE *f)
 
 static void parse_args(int argc, char **argv)
 {
-	enum { O_TRANSPORT = 256, O_LISTEN, O_OUT, O_FLOW, O_CCID, O_IDLE, O_READY, O_HELP };
+	enum { O_TRANSPORT = 256, O_LISTEN, O_OUT, O_FLOW, O_CCID, O_IDLE, O_READY, O_KF,
+	       O_REORDER, O_HELP };
 	static const struct option opts[] = {
 		{ "transport", required_argument, 0, O_TRANSPORT },
 		{ "listen", required_argument, 0, O_LISTEN },
@@ -78,6 +96,8 @@ static void parse_args(int argc, char **argv)
 		{ "ccid", required_argument, 0, O_CCID },
 		{ "idle-timeout-ms", required_argument, 0, O_IDLE },
 		{ "ready-file", required_argument, 0, O_READY },
+		{ "keyframe-requests", no_argument, 0, O_KF },
+		{ "reorder-frames", required_argument, 0, O_REORDER },
 		{ "help", no_argument, 0, O_HELP },
 		{ 0 }
 	};
@@ -104,6 +124,12 @@ static void parse_args(int argc, char **argv)
 			cfg.idle_ms = (long)v;
 			break;
 		case O_READY: cfg.ready_file = optarg; break;
+		case O_KF: cfg.kf = true; break;
+		case O_REORDER:
+			if (parse_u64(optarg, 100, &v) || !v)
+				die_usage("--reorder-frames: expected an integer 1..100, got '%s'", optarg);
+			cfg.reorder_frames = (unsigned int)v;
+			break;
 		case O_HELP: usage(stdout); exit(0);
 		default: usage(stderr); exit(EXIT_USAGE);
 		}
@@ -174,6 +200,12 @@ static bool record(const unsigned char *p, size_t len, uint64_t recv_ns)
 	}
 	if (h.cls == SBPN_CLASS_END)
 		return false;
+	if (h.cls == SBPN_CLASS_PLI) {	/* not ours to receive */
+		st.bad++;
+		return true;
+	}
+	if (cfg.kf && h.cls == CLASS_VIDEO && (h.fi & SBPN_FI_FRAME))
+		kf_recv_packet(&st.kf, h.frame, h.pieces, h.fi & SBPN_FI_KEY, h.expiry_ns, recv_ns);
 	fprintf(st.rec.f, "%u\t%s\t%zu\t%llu\t%llu\n", h.seq, class_name(h.cls), len,
 		(unsigned long long)h.sent_ns, (unsigned long long)recv_ns);
 	st.per_class[h.cls]++;
@@ -198,26 +230,62 @@ static bool record(const unsigned char *p, size_t len, uint64_t recv_ns)
 	return true;
 }
 
+/* Judge the frames that can be judged now; send a request if one is due. */
+static void keyframe_poll(void)
+{
+	unsigned char msg[4 + SBPN_HDR_LEN];
+	struct sbpn_hdr h = { .cls = SBPN_CLASS_PLI };
+	int64_t frame;
+	ssize_t n;
+
+	if (!cfg.kf || !kf_recv_poll(&st.kf, now_ns(), &frame))
+		return;
+	h.seq = (uint32_t)frame;	/* the first frame it could not decode */
+	h.sent_ns = now_ns();
+	hdr_encode(msg + 4, &h);
+	if (cfg.transport == TR_TCP) {
+		msg[0] = SBPN_HDR_LEN;
+		msg[1] = msg[2] = msg[3] = 0;
+		n = send(st.fd, msg, sizeof(msg), MSG_DONTWAIT | MSG_NOSIGNAL);
+	} else if (cfg.transport == TR_UDP) {
+		n = st.peer_len ? sendto(st.fd, msg + 4, SBPN_HDR_LEN, MSG_DONTWAIT,
+					 (struct sockaddr *)&st.peer, st.peer_len) : -1;
+	} else {
+		n = send(st.fd, msg + 4, SBPN_HDR_LEN, MSG_DONTWAIT);
+	}
+	if (n < 0)
+		st.req_failed++;	/* a full buffer: the next undecodable frame asks again */
+	else
+		st.req_sent++;
+}
+
 /*
  * Wait for data on fd.  1: readable; 0: idle timeout; -1: signal.
- * The idle clock runs only once the first packet has arrived.
+ * The idle clock runs only once the first packet has arrived.  With the
+ * key-frame loop, a frame whose reorder window ends is judged on the way.
  */
 static int wait_readable(int fd, bool started)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	int to = started && cfg.idle_ms ? (int)cfg.idle_ms : -1;
+	uint64_t idle_end = started && cfg.idle_ms ? now_ns() + cfg.idle_ms * 1000000ull : UINT64_MAX;
 
 	for (;;) {
+		uint64_t now = now_ns(), due = cfg.kf ? kf_recv_deadline(&st.kf) : UINT64_MAX;
+		uint64_t until = due < idle_end ? due : idle_end;
+		int to = until == UINT64_MAX ? -1 : until <= now ? 0 :
+			 (int)((until - now + 999999) / 1000000);
 		int r = poll(&pfd, 1, to);
 
 		if (stop_signal)
 			return -1;
 		if (r > 0)
 			return 1;
-		if (r == 0)
-			return 0;
-		if (errno != EINTR)
+		if (r < 0 && errno != EINTR)
 			return -1;
+		if (r == 0 && now_ns() >= idle_end)
+			return 0;
+		if (r == 0)
+			keyframe_poll();
 	}
 }
 
@@ -250,8 +318,15 @@ static int receive(int lfd)
 			st.end = "idle-timeout";
 			return 0;
 		}
-		n = recv(fd, buf + have, sizeof(buf) - have, MSG_DONTWAIT);
+		if (cfg.transport == TR_UDP) {
+			st.peer_len = sizeof(st.peer);
+			n = recvfrom(fd, buf + have, sizeof(buf) - have, MSG_DONTWAIT,
+				     (struct sockaddr *)&st.peer, &st.peer_len);
+		} else {
+			n = recv(fd, buf + have, sizeof(buf) - have, MSG_DONTWAIT);
+		}
 		t = now_ns();
+		st.fd = fd;
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				continue;
@@ -271,6 +346,7 @@ static int receive(int lfd)
 				st.end = "marker";
 				return 0;
 			}
+			keyframe_poll();
 			continue;
 		}
 		/* TCP: u32 little-endian length, then the datagram */
@@ -291,6 +367,7 @@ static int receive(int lfd)
 			memmove(buf, buf + 4 + len, have - 4 - len);
 			have -= 4 + len;
 		}
+		keyframe_poll();
 	}
 }
 
@@ -300,6 +377,7 @@ int main(int argc, char **argv)
 	int lfd, rc;
 
 	parse_args(argc, argv);
+	kf_recv_init(&st.kf, cfg.reorder_frames);
 	install_stop_handlers();
 	kernel_release(kernel, sizeof(kernel));
 	if (rec_open(&st.rec, cfg.out)) {
@@ -318,6 +396,10 @@ int main(int argc, char **argv)
 		rec_meta(&st.rec, "ccid", "%d", cfg.ccid);
 	rec_meta(&st.rec, "listen", "%s", cfg.listen);
 	rec_meta(&st.rec, "idle_timeout_ms", "%ld", cfg.idle_ms);
+	if (cfg.kf) {
+		rec_meta(&st.rec, "keyframe_requests", "1");
+		rec_meta(&st.rec, "reorder_frames", "%u", cfg.reorder_frames);
+	}
 	rec_columns(&st.rec, "seq\tclass\tsize\tsent_ns\trecv_ns");
 	fflush(st.rec.f);
 
@@ -335,6 +417,13 @@ int main(int argc, char **argv)
 	rec_trailer(&st.rec, "delay_p50_ns", "%lld", (long long)quantile_sorted(st.delay, st.n, 0.5));
 	rec_trailer(&st.rec, "delay_p99_ns", "%lld", (long long)quantile_sorted(st.delay, st.n, 0.99));
 	rec_trailer(&st.rec, "delay_max_ns", "%lld", st.n ? (long long)st.delay[st.n - 1] : 0LL);
+	if (cfg.kf) {
+		rec_trailer(&st.rec, "frames_judged", "%zu", st.kf.judged);
+		rec_trailer(&st.rec, "frames_lost", "%zu", st.kf.lost);
+		rec_trailer(&st.rec, "frames_undecodable", "%zu", st.kf.undecodable);
+		rec_trailer(&st.rec, "keyframe_requests_sent", "%zu", st.req_sent);
+		rec_trailer(&st.rec, "keyframe_requests_failed", "%zu", st.req_failed);
+	}
 	if (stop_signal) {
 		rec_trailer(&st.rec, "interrupted", "%s", sigabbrev_np(stop_signal));
 		rc = EXIT_RUNTIME;

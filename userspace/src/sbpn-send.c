@@ -13,7 +13,10 @@
  *     schedule (p50/p99/max) and, last, "complete: 1" on a normal end only;
  *   - --cc-log samples CCID3's state and the qpolicy counters;
  *   - --notices records each packet the kernel's policy discarded after
- *     admitting it, from the socket's error queue (DCCP drop notices).
+ *     admitting it, from the socket's error queue (DCCP drop notices);
+ *   - --keyframe-on-loss makes the next video frame a key frame when the
+ *     receiver reports a broken reference chain or a drop notice says a
+ *     video packet was discarded (keyframe.h; traffic.rst).
  * Exit: 0 ok, 1 runtime failure or signal, 2 usage or input error.
  */
 #define _GNU_SOURCE
@@ -32,6 +35,7 @@
 #include <linux/dccp.h>
 
 #include "config.h"
+#include "keyframe.h"
 #include "records.h"
 #include "sbpn.h"
 #include "schedule.h"
@@ -52,6 +56,8 @@ static struct {
 	     newest, frame;
 	uint64_t cc_interval_ms, linger_ms;
 	long flow_id;			/* -1: hash of the flow name */
+	const char *keyframe_on_loss;	/* as given, NULL: off */
+	unsigned int kf;		/* KF_BIT(KF_RECEIVER) | KF_BIT(KF_NOTICE) */
 } cfg = {
 	.transport = TR_DCCP, .source = "ekiga", .policy = SBPN_POLICY_SIMPLE,
 	.ccid = 3, .tx_qlen = -1, .duration_s = -1, .lifetime_ms = -1, .seed = 1,
@@ -100,6 +106,10 @@ static void usage(FILE *f)
 "  --notices FILE         record the kernel's drop notices (DCCP_SOCKOPT_QPOLICY_NOTIFY):\n"
 "                         each packet expired, evicted, dropped with its frame or\n"
 "                         on a CCID error\n"
+"  --keyframe-on-loss L   make the next video frame a key frame on a loss that\n"
+"                         one of L (receiver, notice; comma-separated) reports:\n"
+"                         the receiver's request (sbpn-recv --keyframe-requests)\n"
+"                         or a drop notice of video (DCCP); needs coding dependencies\n"
 "  --linger-ms MS         wait after the last packet before closing (default 1000)\n"
 "  --dry-run              write the schedule's records without a socket (result dry)\n"
 "  --stats                print the schedule's packet and bit rates with header\n"
@@ -141,7 +151,7 @@ static void parse_args(int argc, char **argv)
 	       O_TRACE, O_DURATION, O_SEED, O_POLICY, O_CCID, O_QLEN, O_LIFE,
 	       O_SILENCE, O_CCLOG, O_CCINT, O_LINGER, O_DRY, O_STATS, O_FR, O_SP, O_PREDICT, O_LAST_RTT, O_OWD, O_EDF,
 	       O_NEWEST, O_FRAME,
-	       O_NOTICES,
+	       O_NOTICES, O_KF,
 	       O_HELP };
 	static const struct option opts[] = {
 		{ "transport", required_argument, 0, O_TRANSPORT },
@@ -170,6 +180,7 @@ static void parse_args(int argc, char **argv)
 		{ "cc-log", required_argument, 0, O_CCLOG },
 		{ "cc-interval-ms", required_argument, 0, O_CCINT },
 		{ "notices", required_argument, 0, O_NOTICES },
+		{ "keyframe-on-loss", required_argument, 0, O_KF },
 		{ "linger-ms", required_argument, 0, O_LINGER },
 		{ "dry-run", no_argument, 0, O_DRY },
 		{ "stats", no_argument, 0, O_STATS },
@@ -224,6 +235,12 @@ static void parse_args(int argc, char **argv)
 		case O_FRAME: cfg.frame = true; break;
 		case O_CCLOG: cfg.cc_log = optarg; break;
 		case O_NOTICES: cfg.notices = optarg; break;
+		case O_KF:
+			if (kf_parse_sources(optarg, &cfg.kf))
+				die_usage("--keyframe-on-loss: expected receiver, notice or "
+					  "receiver,notice, got '%s'", optarg);
+			cfg.keyframe_on_loss = optarg;
+			break;
 		case O_CCINT:
 			cfg.cc_interval_ms = parse_uint_opt("--cc-interval-ms", optarg, 3600000);
 			if (!cfg.cc_interval_ms)
@@ -256,6 +273,9 @@ static void parse_args(int argc, char **argv)
 			  "--last-rtt, --owd, --edf, --newest, --frame, --cc-log and --notices need "
 			  "--transport dccp (transport is %s)",
 			  transport_name(cfg.transport));
+	if ((cfg.kf & KF_BIT(KF_NOTICE)) && cfg.transport != TR_DCCP)
+		die_usage("--keyframe-on-loss notice: drop notices need --transport dccp "
+			  "(transport is %s)", transport_name(cfg.transport));
 	if (cfg.edf && cfg.newest)
 		die_usage("--edf and --newest are two send orders: give %s", "one");
 	if ((cfg.cc_log || cfg.notices) && cfg.dry_run)
@@ -344,7 +364,8 @@ static int open_socket(void)
 			int (*set)(int fd, int on);
 			const char *flag, *opt, *needs;
 		} flags[] = {
-			{ cfg.notices, sbpn_set_notify, "--notices",
+			{ cfg.notices || (cfg.kf & KF_BIT(KF_NOTICE)), sbpn_set_notify,
+			  cfg.notices ? "--notices" : "--keyframe-on-loss notice",
 			  "DCCP_SOCKOPT_QPOLICY_NOTIFY", "DCCP modules and header" },
 			{ cfg.faster_restart, sbpn_set_faster_restart, "--faster-restart",
 			  "DCCP_SOCKOPT_FASTER_RESTART", "DCCP modules" },
@@ -527,7 +548,13 @@ static void notices_open(uint64_t start_ns, const char *kernel)
 	rec_columns(&notices, "seq\tclass\treason\texpiry_ns\tnotice_ns");
 }
 
-/* Record every notice waiting on the error queue; -1 on a socket error. */
+/* The key-frame loop (keyframe.h): its state, and the frame last built */
+static struct kf_send kf;
+static int64_t kf_cur_frame = -1;
+
+/* Record every notice waiting on the error queue (to --notices FILE, if
+ * given) and, with --keyframe-on-loss notice, report each video packet's
+ * frame as lost; -1 on a socket error. */
 static int notices_drain(int fd, unsigned char *buf)
 {
 	struct sbpn_notice n;
@@ -539,14 +566,160 @@ static int notices_drain(int fd, unsigned char *buf)
 			fprintf(stderr, "sbpn-send: a drop notice without our payload header\n");
 			return -1;
 		}
-		fprintf(notices.f, "%u\t%s\t%s\t%llu\t%llu\n", h.seq, class_name(h.cls),
-			sbpn_drop_reason_name(n.reason), (unsigned long long)n.expiry_ns,
-			(unsigned long long)now_ns());
+		if (notices.f)
+			fprintf(notices.f, "%u\t%s\t%s\t%llu\t%llu\n", h.seq, class_name(h.cls),
+				sbpn_drop_reason_name(n.reason), (unsigned long long)n.expiry_ns,
+				(unsigned long long)now_ns());
 		n_notices[n.reason]++;
+		if ((cfg.kf & KF_BIT(KF_NOTICE)) && h.cls == CLASS_VIDEO && (h.fi & SBPN_FI_FRAME))
+			kf_send_report(&kf, kf_extend(kf_cur_frame, h.frame), KF_NOTICE);
 	}
 	if (r < 0)
 		fprintf(stderr, "sbpn-send: reading drop notices: %s\n", strerror(errno));
 	return r;
+}
+
+/* One message from the receiver: a key-frame request (SBPN_CLASS_PLI,
+ * seq = the first frame it could not decode). */
+static void feedback_one(const unsigned char *p, size_t len)
+{
+	struct sbpn_hdr h;
+
+	if (hdr_decode(p, len, &h) || h.cls != SBPN_CLASS_PLI)
+		return;
+	kf_send_report(&kf, (int64_t)h.seq, KF_RECEIVER);
+}
+
+/* Read what the receiver sent back on the connection (UDP: to our
+ * address) without blocking; -1 on a broken TCP stream. */
+static int feedback_drain(int fd)
+{
+	static unsigned char fb[2 * (SBPN_MAX_PAYLOAD + 4)];
+	static size_t have;
+
+	for (;;) {
+		ssize_t n = recv(fd, fb + have, sizeof(fb) - have, MSG_DONTWAIT);
+
+		if (n <= 0)	/* nothing waiting, the receiver closed, or an ICMP error */
+			return 0;
+		if (cfg.transport != TR_TCP) {
+			feedback_one(fb, (size_t)n);
+			continue;
+		}
+		have += (size_t)n;
+		while (have >= 4) {
+			uint32_t len = fb[0] | fb[1] << 8 | fb[2] << 16 | (uint32_t)fb[3] << 24;
+
+			if (len > SBPN_MAX_PAYLOAD) {
+				fprintf(stderr, "sbpn-send: feedback record length %u: stream corrupt\n", len);
+				return -1;
+			}
+			if (have < 4 + (size_t)len)
+				break;
+			feedback_one(fb + 4, len);
+			memmove(fb, fb + 4 + len, have - 4 - len);
+			have -= 4 + len;
+		}
+	}
+}
+
+/* One packet to send at this instant: the schedule's, or a piece of a
+ * frame the loop re-cut as a key frame. */
+struct out_pkt {
+	struct sched_pkt p;
+	uint32_t pieces;	/* packets of its frame */
+	int forced;		/* enum kf_why */
+};
+
+static int push_out(struct out_pkt **v, size_t *n, size_t *cap, const struct sched_pkt *p,
+		    int forced)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 64;
+		struct out_pkt *nv = realloc(*v, c * sizeof(*nv));
+
+		if (!nv)
+			return -1;
+		*v = nv;
+		*cap = c;
+	}
+	(*v)[*n].p = *p;
+	(*v)[*n].forced = forced;
+	(*v)[(*n)++].pieces = 1;
+	return 0;
+}
+
+/*
+ * The packets of the instant s->p[i..end): the schedule's, except that
+ * with the loop each frame's key flag is the loop's decision, and an Ekiga
+ * frame that turns key is re-cut at the key-frame size of its draw.
+ */
+static int build_instant(const struct schedule *s, const struct model *m, size_t i, size_t end,
+			 struct out_pkt **v, size_t *n, size_t *cap)
+{
+	*n = 0;
+	while (i < end) {
+		const struct sched_pkt *p = &s->p[i];
+		size_t k = i, first = *n;
+		int forced = KF_NONE, key;
+
+		while (k < end && p->frame >= 0 && s->p[k].frame == p->frame)
+			k++;
+		if (k == i) {	/* audio, data, or video without frames */
+			if (push_out(v, n, cap, p, KF_NONE))
+				return -1;
+			i++;
+			continue;
+		}
+		key = p->key;
+		if (cfg.kf) {
+			key = kf_send_frame(&kf, p->frame, p->key, &forced);
+			kf_cur_frame = p->frame;
+		}
+		if (key != p->key && s->draw) {
+			bool clamped;
+			uint64_t left = frame_bytes_of(m, s->draw[p->frame], key, &clamped);
+			struct sched_pkt q = *p;
+
+			q.key = (int8_t)key;
+			while (left) {
+				q.size = left > m->video_max_packet ? (uint32_t)m->video_max_packet
+								    : (uint32_t)left;
+				if (q.size < SBPN_HDR_LEN)
+					q.size = SBPN_HDR_LEN;
+				left -= left > m->video_max_packet ? m->video_max_packet : left;
+				if (push_out(v, n, cap, &q, forced))
+					return -1;
+			}
+		} else {
+			for (size_t j = i; j < k; j++) {
+				struct sched_pkt q = s->p[j];
+
+				q.key = (int8_t)key;
+				if (push_out(v, n, cap, &q, forced))
+					return -1;
+			}
+		}
+		for (size_t j = first; j < *n; j++)
+			(*v)[j].pieces = (uint32_t)(*n - first);
+		i = k;
+	}
+	return 0;
+}
+
+static int push_i64(int64_t **v, size_t *n, size_t *cap, int64_t x)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 4096;
+		int64_t *nv = realloc(*v, c * sizeof(*nv));
+
+		if (!nv)
+			return -1;
+		*v = nv;
+		*cap = c;
+	}
+	(*v)[(*n)++] = x;
+	return 0;
 }
 
 /* Sleep until abs, taking the CCID samples that fall due before it. */
@@ -570,8 +743,10 @@ int main(int argc, char **argv)
 	struct recfile rec = { 0 };
 	char kernel[128];
 	unsigned char *buf;
-	int64_t *late, *wake;
+	int64_t *late = NULL, *wake = NULL;
+	struct out_pkt *inst = NULL;
 	size_t nlate = 0, nwake = 0, n_ok = 0, n_eagain = 0, n_err = 0, sent_upto = 0;
+	size_t cap_late = 0, cap_wake = 0, ninst = 0, cap_inst = 0, seq = 0, sched_done = 0;
 	uint64_t start, next_cc, life_ns;
 	unsigned int cmsgs = 0, qlen = 0;
 	int fr = 0, sp = 0, pd = 0, lr = 0, ow = 0, ed = 0, nw = 0, fm = 0;
@@ -608,6 +783,14 @@ int main(int argc, char **argv)
 		print_stats(&s, &m);
 	if (!cfg.out)
 		return 0;
+	if (cfg.kf && !s.coded) {
+		fprintf(stderr, "sbpn-send: --keyframe-on-loss needs coding dependencies: a model "
+			"with video_gop > 0 (userspace/models/ekiga-gop.model) or a trace with key "
+			"marks\n");
+		return EXIT_USAGE;
+	}
+	/* the GOP restarts at a forced key frame (Ekiga); a trace keeps its marks */
+	kf_send_init(&kf, m.video_gop, !strcmp(cfg.source, "ekiga"));
 
 	install_stop_handlers();
 	/* wake-ups on time to the microsecond, not the default 50 us slack */
@@ -651,9 +834,7 @@ int main(int argc, char **argv)
 		fm = cfg.frame;
 	}
 	buf = calloc(1, SBPN_MAX_PAYLOAD);
-	late = calloc(s.n ? s.n : 1, sizeof(*late));
-	wake = calloc(s.n ? s.n : 1, sizeof(*wake));
-	if (!buf || !late || !wake || rec_open(&rec, cfg.out)) {
+	if (!buf || rec_open(&rec, cfg.out)) {
 		fprintf(stderr, "sbpn-send: %s: %s\n", cfg.out, strerror(errno));
 		return EXIT_RUNTIME;
 	}
@@ -711,8 +892,15 @@ int main(int argc, char **argv)
 		rec_meta(&rec, "video_gop", "%llu", (unsigned long long)m.video_gop);
 		if (!strcmp(cfg.source, "ekiga"))
 			rec_meta(&rec, "keyframe_ratio", "%g", m.keyframe_ratio);
-		rec_columns(&rec, "seq\tclass\tsize\tprio\tplanned_ns\tsent_ns\texpiry_ns\tresult\t"
-			    "frame\tkey");
+		if (cfg.kf) {
+			/* the key-frame loop: which frames it made key, and why */
+			rec_meta(&rec, "keyframe_on_loss", "%s", cfg.keyframe_on_loss);
+			rec_columns(&rec, "seq\tclass\tsize\tprio\tplanned_ns\tsent_ns\texpiry_ns\t"
+				    "result\tframe\tkey\tforced");
+		} else {
+			rec_columns(&rec, "seq\tclass\tsize\tprio\tplanned_ns\tsent_ns\texpiry_ns\t"
+				    "result\tframe\tkey");
+		}
 	} else {
 		rec_columns(&rec, "seq\tclass\tsize\tprio\tplanned_ns\tsent_ns\texpiry_ns\tresult");
 	}
@@ -724,18 +912,36 @@ int main(int argc, char **argv)
 	next_cc = start;
 	for (size_t i = 0; i < s.n && !fatal; ) {
 		uint64_t t = s.p[i].t_ns;
+		size_t end = i;
 
 		if (!cfg.dry_run && wait_until(fd, start + t, &next_cc))
 			break;
-		for (; i < s.n && s.p[i].t_ns == t; i++) {
-			const struct sched_pkt *p = &s.p[i];
+		/* the receiver's requests so far decide this instant's frame */
+		if ((cfg.kf & KF_BIT(KF_RECEIVER)) && !cfg.dry_run && feedback_drain(fd) < 0)
+			fatal = true;
+		while (end < s.n && s.p[end].t_ns == t)
+			end++;
+		if (build_instant(&s, &m, i, end, &inst, &ninst, &cap_inst)) {
+			perror("sbpn-send");
+			fatal = true;
+			break;
+		}
+		sched_done = end;
+		i = end;
+		for (size_t o = 0; o < ninst; o++, seq++) {
+			const struct sched_pkt *p = &inst[o].p;
 			uint64_t planned = start + p->t_ns;
 			uint64_t expiry = p->lifetime_ns ? planned + p->lifetime_ns : 0;
-			struct sbpn_hdr h = { .seq = (uint32_t)i, .cls = p->cls,
+			struct sbpn_hdr h = { .seq = (uint32_t)seq, .cls = p->cls,
 					      .flow_id = flow_id, .expiry_ns = expiry };
 			uint64_t sent = 0;
 			const char *result = "dry";
 
+			if (s.coded && p->frame >= 0) {
+				h.frame = (uint16_t)p->frame;
+				h.pieces = (uint8_t)inst[o].pieces;
+				h.fi = SBPN_FI_FRAME | (p->key == 1 ? SBPN_FI_KEY : 0);
+			}
 			if (!cfg.dry_run) {
 				int r;
 
@@ -749,9 +955,12 @@ int main(int argc, char **argv)
 					r = send(fd, buf, p->size, MSG_DONTWAIT) < 0 ? -1 : 0;
 				else
 					r = tcp_send_all(fd, buf, p->size);
-				late[nlate++] = (int64_t)(sent - planned);
-				if (i == 0 || s.p[i - 1].t_ns != p->t_ns)
-					wake[nwake++] = (int64_t)(sent - planned);
+				if (push_i64(&late, &nlate, &cap_late, (int64_t)(sent - planned)) ||
+				    (o == 0 && push_i64(&wake, &nwake, &cap_wake,
+							(int64_t)(sent - planned)))) {
+					perror("sbpn-send");
+					fatal = true;
+				}
 				if (r == 0) {
 					result = "ok";
 					n_ok++;
@@ -765,24 +974,28 @@ int main(int argc, char **argv)
 						n_err++;
 					if (e == EPIPE || e == ECONNRESET || e == ENOTCONN ||
 					    (e == EINTR && stop_signal)) {
-						fprintf(stderr, "sbpn-send: packet %zu: %s\n", i, strerror(e));
+						fprintf(stderr, "sbpn-send: packet %zu: %s\n", seq, strerror(e));
 						fatal = true;
 					}
 				}
 			}
-			fprintf(rec.f, "%zu\t%s\t%u\t%u\t%llu\t%llu\t%llu\t%s", i,
+			fprintf(rec.f, "%zu\t%s\t%u\t%u\t%llu\t%llu\t%llu\t%s", seq,
 				class_name(p->cls), p->size, p->prio,
 				(unsigned long long)planned, (unsigned long long)sent,
 				(unsigned long long)expiry, result);
 			if (s.coded && p->frame >= 0)
-				fprintf(rec.f, "\t%d\t%d\n", (int)p->frame, (int)p->key);
-			else
-				fputs(s.coded ? "\t-\t-\n" : "\n", rec.f);
-			sent_upto = i + 1;
+				fprintf(rec.f, "\t%d\t%d", (int)p->frame, (int)p->key);
+			else if (s.coded)
+				fputs("\t-\t-", rec.f);
+			if (cfg.kf)
+				fprintf(rec.f, "\t%s", kf_why_name(inst[o].forced));
+			fputc('\n', rec.f);
+			sent_upto = seq + 1;
 			if (fatal)
 				break;
 		}
-		if (notices.f && notices_drain(fd, buf) < 0)
+		if ((notices.f || (cfg.kf & KF_BIT(KF_NOTICE))) && !cfg.dry_run &&
+		    notices_drain(fd, buf) < 0)
 			fatal = true;
 	}
 
@@ -811,8 +1024,18 @@ int main(int argc, char **argv)
 
 	sort_i64(late, nlate);
 	sort_i64(wake, nwake);
-	rec_trailer(&rec, "packets", "%zu", s.n);
+	/* with the loop, re-cut frames change the count: what was made, and
+	 * the schedule's rest */
+	rec_trailer(&rec, "packets", "%zu", cfg.kf ? seq + (s.n - sched_done) : s.n);
 	rec_trailer(&rec, "recorded", "%zu", sent_upto);
+	if (cfg.kf) {
+		rec_trailer(&rec, "keyframes_forced_receiver", "%zu", kf.forced[KF_RECEIVER]);
+		rec_trailer(&rec, "keyframes_forced_notice", "%zu", kf.forced[KF_NOTICE]);
+		rec_trailer(&rec, "loss_reports_receiver", "%zu", kf.reports[KF_RECEIVER]);
+		rec_trailer(&rec, "loss_reports_notice", "%zu", kf.reports[KF_NOTICE]);
+		rec_trailer(&rec, "loss_reports_ignored", "%zu",
+			    kf.ignored[KF_RECEIVER] + kf.ignored[KF_NOTICE]);
+	}
 	if (!cfg.dry_run) {
 		struct sbpn_qstats q;
 
@@ -882,6 +1105,7 @@ int main(int argc, char **argv)
 	free(buf);
 	free(late);
 	free(wake);
+	free(inst);
 	sched_free(&s);
 	return rc;
 }

@@ -291,6 +291,7 @@ static int sched_add(struct schedule *s, uint64_t t_ns, uint32_t size, int cls,
 void sched_free(struct schedule *s)
 {
 	free(s->p);
+	free(s->draw);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -321,6 +322,23 @@ static uint64_t lifetime_ns_of(const struct model *m)
 	return (uint64_t)llround(m->lifetime_ms * 1e6);
 }
 
+uint64_t frame_bytes_of(const struct model *m, double draw, int key, bool *clamped)
+{
+	if (m->video_gop) {
+		/* a GOP of G frames, one key frame of r P-frames: G - 1 + r
+		 * P-frames in all, so a P-frame is G / (G - 1 + r) of the mean */
+		double g = (double)m->video_gop;
+		double p_share = g / (g - 1 + m->keyframe_ratio);
+
+		draw *= key == 1 ? m->keyframe_ratio * p_share : p_share;
+	}
+	draw = round(draw);
+	*clamped = draw < (double)m->video_frame_min;
+	if (*clamped)
+		draw = (double)m->video_frame_min;
+	return (uint64_t)draw;
+}
+
 static int add_frame(struct schedule *s, const struct model *m, uint64_t t,
 		     uint64_t *rng)
 {
@@ -330,24 +348,25 @@ static int add_frame(struct schedule *s, const struct model *m, uint64_t t,
 	double draw = rng_normal(rng, mean, sd);
 	size_t idx = s->nframes++, first = s->n;
 	int key = -1;
+	bool clamped;
 	uint64_t left;
 
-	if (m->video_gop) {
-		/* a GOP of G frames, one key frame of r P-frames: G - 1 + r
-		 * P-frames in all, so a P-frame is G / (G - 1 + r) of the mean */
-		double g = (double)m->video_gop;
-		double p_share = g / (g - 1 + m->keyframe_ratio);
+	if (idx == s->draw_cap) {
+		size_t cap = s->draw_cap ? 2 * s->draw_cap : 1024;
+		double *nd = realloc(s->draw, cap * sizeof(*nd));
 
+		if (!nd)
+			return -1;
+		s->draw = nd;
+		s->draw_cap = cap;
+	}
+	s->draw[idx] = draw;
+	if (m->video_gop) {
 		key = idx % m->video_gop == 0;
-		draw *= key ? m->keyframe_ratio * p_share : p_share;
 		s->keyframes += key;
 	}
-	draw = round(draw);
-	if (draw < (double)m->video_frame_min) {
-		draw = (double)m->video_frame_min;
-		s->clamped++;
-	}
-	left = (uint64_t)draw;
+	left = frame_bytes_of(m, draw, key, &clamped);
+	s->clamped += clamped;
 	s->frames[motion]++;
 	s->frame_bytes[motion] += left;
 	while (left) {

@@ -63,6 +63,8 @@ struct schedule {
 	size_t nframes;		/* video frames (instants with video) */
 	size_t keyframes;	/* of them key frames (coded only) */
 	bool coded;		/* coding dependencies: the records say frame and key */
+	double *draw;		/* Ekiga: each frame's Normal draw before scaling */
+	size_t draw_cap;
 };
 
 void model_defaults(struct model *m);
@@ -79,6 +81,10 @@ int sched_cbr(struct schedule *s, const struct model *m, enum transport tr,
 int sched_trace(struct schedule *s, const char *path, const struct model *m,
 		uint64_t default_lifetime_ns, uint64_t limit_ns);
 void sched_free(struct schedule *s);
+/* An Ekiga frame's bytes from its draw: scaled for a key frame or a
+ * P-frame (video_gop > 0), rounded, raised to video_frame_min (*clamped
+ * set when it was). */
+uint64_t frame_bytes_of(const struct model *m, double draw, int key, bool *clamped);
 
 /* Header bytes below the payload, per transport (see traffic.rst). */
 uint32_t transport_overhead(enum transport tr);

@@ -452,6 +452,190 @@ def receiver_sigterm_partial_records():
     check(len(r.rows) > 20, f"only {len(r.rows)} rows kept")
 
 
+# ---- the key-frame loop (#38, item 3) ------------------------------------------
+
+KEYFRAME_TEST = f"{US}/build/keyframe-test"
+
+
+@test
+def keyframe_decisions_unit():
+    """The decisions alone (tests/keyframe_test.c, built by make check)."""
+    check(os.access(KEYFRAME_TEST, os.X_OK), f"{KEYFRAME_TEST} not built (make -C userspace check)")
+    p = run([KEYFRAME_TEST])
+    check(p.returncode == 0 and "not ok" not in p.stdout, f"keyframe-test:\n{p.stdout}")
+
+
+def _drop_first_piece_of(frame):
+    """A predicate over payloads: True for the first packet seen of video
+    frame `frame` (header bytes 12-13 and the frame flag of byte 15)."""
+    seen = set()
+
+    def drop(pl):
+        if len(pl) < 32 or pl[8] != 1 or not pl[15] & 1:
+            return False
+        f = pl[12] | pl[13] << 8
+        if f == frame and f not in seen:
+            seen.add(f)
+            return True
+        return False
+    return drop
+
+
+def _udp_relay(port, to, drop, stop):
+    """Between sender and receiver: datagrams for which drop() says so are
+    lost; whatever the receiver sends back goes to the sender."""
+    import select
+    a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    a.bind(("127.0.0.1", port))
+    b = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    b.bind(("127.0.0.1", 0))
+    sender = None
+    while not stop.is_set():
+        for s in select.select([a, b], [], [], 0.05)[0]:
+            data, addr = s.recvfrom(70000)
+            if s is a:
+                sender = addr
+                if not drop(data):
+                    b.sendto(data, ("127.0.0.1", to))
+            elif sender:
+                a.sendto(data, sender)
+    a.close()
+    b.close()
+
+
+def _tcp_relay(port, to, drop, stop):
+    """The same over TCP: whole length-prefixed records are dropped."""
+    import threading
+    ls = socket.socket()
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("127.0.0.1", port))
+    ls.listen(1)
+    ls.settimeout(10)
+    a, _ = ls.accept()
+    b = socket.create_connection(("127.0.0.1", to))
+
+    def back():
+        while True:
+            d = b.recv(65536)
+            if not d:
+                break
+            a.sendall(d)
+        a.close()
+    t = threading.Thread(target=back, daemon=True)
+    t.start()
+    buf = b""
+    while True:
+        d = a.recv(65536)
+        if not d:
+            break
+        buf += d
+        while len(buf) >= 4:
+            n = int.from_bytes(buf[:4], "little")
+            if len(buf) < 4 + n:
+                break
+            rec, buf = buf[:4 + n], buf[4 + n:]
+            if not drop(rec[4:]):
+                b.sendall(rec)
+    b.shutdown(socket.SHUT_WR)
+    t.join(10)
+    ls.close()
+
+
+def keyframe_loop(tr, port, requests=True, loop=True):
+    """sbpn-send -> relay losing the first piece of frame 15 -> sbpn-recv,
+    with the Ekiga model at video_gop 20 for 5 s (frames 0-49)."""
+    import threading
+    model = f"{TMP}/gop20.model"
+    with open(model, "w") as f:
+        f.write("video_gop = 20\n")
+    tag = f"kf-{tr}-{int(requests)}{int(loop)}"
+    s, rv, ready = f"{TMP}/{tag}.send.tsv", f"{TMP}/{tag}.recv.tsv", f"{TMP}/{tag}.ready"
+    stop = threading.Event()
+    relay = threading.Thread(target=_udp_relay if tr == "udp" else _tcp_relay,
+                             args=(port, port + 1, _drop_first_piece_of(15), stop), daemon=True)
+    relay.start()
+    rp = subprocess.Popen([RECV, "--transport", tr, "--listen", f"127.0.0.1:{port + 1}", "--out", rv,
+                           "--flow", tr, "--ready-file", ready, "--idle-timeout-ms", "3000"]
+                          + (["--keyframe-requests"] if requests else []),
+                          stderr=subprocess.PIPE, text=True)
+    wait_ready(ready)
+    time.sleep(0.2)
+    p = run([SEND, "--transport", tr, "--to", f"127.0.0.1:{port}", "--out", s, "--flow", tr,
+             "--duration", "5", "--linger-ms", "100", "--model", model, "--seed", "4"]
+            + (["--keyframe-on-loss", "receiver"] if loop else []))
+    rp.wait(timeout=30)
+    stop.set()
+    relay.join(15)
+    check(p.returncode == 0, f"sender rc {p.returncode}: {p.stderr}")
+    check(rp.returncode == 0, f"receiver rc {rp.returncode}: {rp.stderr.read()}")
+    return records.read(s), records.read(rv)
+
+
+def frame_table(r):
+    """{frame: (key, forced, bytes)} of send records with coding columns."""
+    out = {}
+    for x in r.rows:
+        if x["class"] == "video":
+            k, f, b = out.get(int(x["frame"]), (x["key"], x.get("forced", "-"), 0))
+            out[int(x["frame"])] = (x["key"], x.get("forced", "-"), b + int(x["size"]))
+    return out
+
+
+def check_keyframe_loop(tr, port):
+    snd, rcv = keyframe_loop(tr, port)
+    check(rcv.trailer.get("frames_lost") == "1" and
+          rcv.trailer.get("keyframe_requests_sent") == "1",
+          f"receiver: {rcv.trailer}")
+    check(snd.columns == records.SEND_CODED_COLUMNS + ["forced"] and
+          snd.meta.get("keyframe_on_loss") == "receiver", f"send columns {snd.columns}")
+    ft = frame_table(snd)
+    forced = [f for f, (k, why, _) in ft.items() if why != "-"]
+    check(len(forced) == 1 and ft[forced[0]][1] == "receiver" and 16 <= forced[0] <= 21,
+          f"forced frames {[(f, ft[f]) for f in forced]}")
+    F = forced[0]
+    keys = sorted(f for f, (k, _, _) in ft.items() if k == "1")
+    want = [0] + [f for f in range(F, 50, 20)]
+    check(keys == want, f"key frames {keys}, want {want}: the GOP restarts at {F}")
+    check(snd.trailer.get("keyframes_forced_receiver") == "1", f"trailer {snd.trailer}")
+    # the forced frame is cut at the key-frame size of the same draw
+    plain = frame_table(dry("--duration", "5", "--model", f"{TMP}/gop20.model", "--seed", "4"))
+    check(plain[F][0] == "0" and abs(ft[F][2] - 5 * plain[F][2]) <= 5 + 1 + 32,
+          f"frame {F}: {ft[F][2]} B as key, {plain[F][2]} B as P")
+    # every packet the relay did not lose arrived, numbered as sent
+    check(len(rcv.rows) == len(snd.rows) - 1, f"{len(rcv.rows)} received of {len(snd.rows)}")
+
+
+@test
+def keyframe_loop_receiver_udp():
+    check_keyframe_loop("udp", 47330)
+
+
+@test
+def keyframe_loop_receiver_tcp():
+    check_keyframe_loop("tcp", 47332)
+
+
+@test
+def keyframe_loop_off_sides():
+    # the receiver does not ask unless told: nothing forced
+    snd, rcv = keyframe_loop("udp", 47334, requests=False)
+    check("keyframe_requests_sent" not in rcv.trailer, f"receiver asked: {rcv.trailer}")
+    check(all(why == "-" for _, why, _ in frame_table(snd).values()), "a frame forced")
+    # a sender without the loop ignores the requests: the records are
+    # exactly the schedule's (no forced column), key frames every 20th
+    snd, rcv = keyframe_loop("udp", 47336, loop=False)
+    check(rcv.trailer.get("keyframe_requests_sent") == "1", f"receiver: {rcv.trailer}")
+    check(snd.columns == records.SEND_CODED_COLUMNS, f"columns {snd.columns}")
+    keys = sorted(f for f, (k, _, _) in frame_table(snd).items() if k == "1")
+    check(keys == [0, 20, 40], f"key frames {keys}")
+    # usage: a bad source, notice without DCCP, no coding dependencies
+    for args, says in ((["--keyframe-on-loss", "pli"], "--keyframe-on-loss"),
+                       (["--keyframe-on-loss", "notice", "--transport", "udp"], "need --transport dccp"),
+                       (["--keyframe-on-loss", "receiver"], "coding dependencies")):
+        p = run([SEND, "--dry-run", "--out", f"{TMP}/u.tsv", "--flow", "f", *args])
+        check(p.returncode == 2 and says in p.stderr, f"{args}: rc {p.returncode}: {p.stderr}")
+
+
 # ---- command line ----------------------------------------------------------
 
 def bulk(port, *args, signal_after=None):
