@@ -27,7 +27,7 @@ import time
 import records
 
 from . import RESULTS_FORMAT, schedule
-from .scenario import option_flags
+from .scenario import keyframe_sources, option_flags
 from .testbed import RECEIVER_ADDR, SENDER_ADDR, Testbed
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -217,6 +217,11 @@ def _media_argv(m, i, seed, duration, workdir):
     for f in ("model", "trace"):
         if f in m:
             send += [f"--{f}", m[f]]
+    kf = keyframe_sources(m)
+    if kf:
+        send += ["--keyframe-on-loss", ",".join(kf)]
+    if "receiver" in kf:
+        recv += ["--keyframe-requests"]
     if m["transport"] == "dccp":
         recv += ["--ccid", str(m["ccid"])]
         send += ["--policy", m["policy"], "--ccid", str(m["ccid"]),

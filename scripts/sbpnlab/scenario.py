@@ -39,6 +39,17 @@ def option_flags(media):
     return [o for o in CCID3_OPTIONS if media.get(o)
             and (o not in SBPN_ONLY or media["policy"].startswith("sbpn"))]
 RATE_UNITS = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9}
+# The key-frame loop's reports (issue #38, item 3; traffic.rst): a media
+# flow's keyframe_on_loss lists any of them, [] (the default) none.
+KEYFRAME_SOURCES = ("receiver", "notice")
+
+
+def keyframe_sources(media):
+    """The key-frame loop's reports in effect for a media flow: notice only
+    over DCCP (a sweep may move the flow to UDP or TCP, whose baselines
+    keep the receiver's requests, the repair every transport has)."""
+    return [s for s in media.get("keyframe_on_loss", [])
+            if s != "notice" or media["transport"] == "dccp"]
 
 
 class ScenarioError(Exception):
@@ -132,6 +143,15 @@ class _Checker:
         if not isinstance(v, bool):
             self.fail(keys, "true or false", v)
         return v
+
+    def sources(self, data, keys):
+        """keyframe_on_loss: a list of distinct KEYFRAME_SOURCES."""
+        v = data.get(keys[-1], [])
+        if (not isinstance(v, list) or len(set(map(str, v))) != len(v) or
+                any(x not in KEYFRAME_SOURCES for x in v)):
+            self.fail(keys, "a list of distinct values of " + ", ".join(
+                f'"{s}"' for s in KEYFRAME_SOURCES) + " ([] for none)", v)
+        return [s for s in KEYFRAME_SOURCES if s in v]
 
     def string(self, data, keys, default):
         v = data.get(keys[-1], default)
@@ -269,7 +289,8 @@ def _check_media(c, entries, duration, base):
         c.table(m, k, {"name", "source", "model", "trace", "transport", "policy", "ccid",
                        "tx_qlen", "lifetime_ms", "start_s", "faster_restart",
                        "size_pacing", "predict", "last_rtt",
-                       "owd", "edf", "newest", "frame", "silence_suppression"})
+                       "owd", "edf", "newest", "frame", "silence_suppression",
+                       "keyframe_on_loss"})
         e = {
             "name": c.string(m, k + ("name",), f"flow{i}"),
             "source": c.choice(m, k + ("source",), "ekiga", ("ekiga", "cbr", "trace")),
@@ -294,6 +315,12 @@ def _check_media(c, entries, duration, base):
                 c.fail(k + (opt,), "false unless transport = 'dccp' and ccid = 3", True)
         if e["edf"] and e["newest"]:
             c.fail(k + ("newest",), "false while edf is true (two send orders)", True)
+        kf = c.sources(m, k + ("keyframe_on_loss",))
+        if "notice" in kf and e["transport"] != "dccp":
+            c.fail(k + ("keyframe_on_loss",), "\"notice\" only with transport = 'dccp' "
+                   "(drop notices are DCCP's)", m["keyframe_on_loss"])
+        if kf:      # only when on: the configs of earlier scenarios are unchanged
+            e["keyframe_on_loss"] = kf
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", e["name"]) or e["name"] in names:
             c.fail(k + ("name",), "a unique name of letters, digits, _ and - (1-32)",
                    e["name"])
@@ -332,6 +359,7 @@ SWEEP_KEYS = {
     "queue_packets": lambda c, s, k: c.number(s, k, None, 1, 100000, integer=True),
     "initcwnd": lambda c, s, k: c.number(s, k, None, 1, 1000, integer=True),
     "tcp_flows": lambda c, s, k: c.number(s, k, None, 0, 64, integer=True),
+    "keyframe_on_loss": lambda c, s, k: c.sources(s, k),
 }
 
 
@@ -378,6 +406,11 @@ def apply_point(config, point):
                     m["transport"], m["policy"] = "dccp", v
                 else:
                     m["transport"] = v
+        elif name == "keyframe_on_loss":
+            for m in cfg["media"]:
+                m.pop(name, None)
+                if v:
+                    m[name] = list(v)
         elif name in ("ccid", "tx_qlen", "lifetime_ms", *CCID3_OPTIONS):
             for m in cfg["media"]:
                 m[name] = v
@@ -399,7 +432,8 @@ def apply_point(config, point):
 
 def run_id(point, rep):
     """Directory name of one run: the sweep parameters, then the repetition."""
-    parts = [f"{k}={v}" for k, v in point.items()] + [f"rep={rep:02d}"]
+    parts = [f"{k}={'+'.join(v) or 'none'}" if isinstance(v, list) else f"{k}={v}"
+             for k, v in point.items()] + [f"rep={rep:02d}"]
     return ",".join(parts)
 
 

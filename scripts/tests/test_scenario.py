@@ -171,6 +171,25 @@ def write(tmp, text, fname="t.toml"):
     return path
 
 
+# The key-frame loop (#38, item 3), after the entries other tests take first
+BAD += [
+    ("keyframe_on_loss names an unknown report",
+     GOOD.replace('name = "a"', 'name = "a"\nkeyframe_on_loss = ["receiver", "pli"]'),
+     [":18:", "field 'media[0].keyframe_on_loss'", '"receiver", "notice"', "'pli'"]),
+    ("keyframe_on_loss not a list",
+     GOOD.replace('name = "a"', 'name = "a"\nkeyframe_on_loss = "receiver"'),
+     [":18:", "field 'media[0].keyframe_on_loss'", "a list"]),
+    ("keyframe_on_loss twice the same",
+     GOOD.replace('name = "a"', 'name = "a"\nkeyframe_on_loss = ["notice", "notice"]'),
+     [":18:", "distinct"]),
+    ("keyframe_on_loss notice over UDP",
+     GOOD.replace('name = "a"', 'name = "a"\ntransport = "udp"\nkeyframe_on_loss = ["notice"]'),
+     [":19:", "field 'media[0].keyframe_on_loss'", "transport = 'dccp'"]),
+    ("sweep keyframe_on_loss bad value",
+     GOOD.replace("rtt_ms = [30, 150]", 'keyframe_on_loss = [[], ["nack"]]'),
+     [":25:", "field 'sweep.keyframe_on_loss'", "a list of distinct values"]),
+]
+
 # Values of the wrong type, range or form for the mutation test below.
 ODD_VALUES = ['""', '"x"', "-1", "0", "1e309", "nan", "inf", "-inf", "true", "[]",
               '[1, "a"]', "{}", "{a = 1}", "9999999999999999999999", "0.0001",
@@ -611,6 +630,31 @@ def main():
         check("last_rtt and owd sweeps mark only the SBPN policies",
               labels == {"simple", "sbpn2", "sbpn2+lr", "sbpn2+owd", "sbpn2+lr+owd", "udp"},
               str(sorted(labels)))
+        # the key-frame loop: off (and absent from the config) by default;
+        # a sweep over it reaches sbpn-send and sbpn-recv, notice over DCCP only
+        kf = load(write(tmp, GOOD.replace("rtt_ms = [30, 150]",
+                                          'keyframe_on_loss = [[], ["receiver", "notice"]]'),
+                        "kf.toml")).runs()
+        argv = {}
+        for r in kf:
+            recv, send = run_mod._media_argv(r.config["media"][0], 0, 1, 10, tmp)
+            argv[r.id.rsplit(",rep=", 1)[0]] = (
+                send[send.index("--keyframe-on-loss") + 1] if "--keyframe-on-loss" in send
+                else None, "--keyframe-requests" in recv)
+        check("sweep keyframe_on_loss: ids, sbpn-send's and sbpn-recv's flags",
+              argv == {"policy=simple,keyframe_on_loss=none": (None, False),
+                       "policy=simple,keyframe_on_loss=receiver+notice": ("receiver,notice", True),
+                       "policy=sbpn2,keyframe_on_loss=none": (None, False),
+                       "policy=sbpn2,keyframe_on_loss=receiver+notice": ("receiver,notice", True),
+                       "policy=udp,keyframe_on_loss=none": (None, False),
+                       "policy=udp,keyframe_on_loss=receiver+notice": ("receiver", True)},
+              str(argv))
+        check("keyframe_on_loss absent unless on (earlier configs unchanged)",
+              not any("keyframe_on_loss" in m for m in sc.config["media"]) and
+              load(write(tmp, GOOD.replace('name = "a"', 'name = "a"\nkeyframe_on_loss = '
+                                           '["notice", "receiver"]'), "kf1.toml")
+                   ).config["media"][0].get("keyframe_on_loss") == ["receiver", "notice"],
+              "")
         check("defaults filled in", sc.config["tcp"][0]["cc"] == "reno" and
               sc.config["tcp"][0]["write_bytes"] == 519 and
               sc.config["scenario"]["warmup_s"] == 3 and
