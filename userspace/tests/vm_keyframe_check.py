@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Checks of one vm_keyframe.sh case: BASE.send.tsv, BASE.recv.tsv and
+BASE.notices.tsv, the sources given and sbpn-send's exit status.  Prints
+what is wrong; exit 0 when nothing is."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import records  # noqa: E402
+
+base, sources, rc = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])
+bad = []
+if rc != 0:
+    bad.append(f"sbpn-send exit {rc}")
+snd = records.read(base + ".send.tsv")
+notices = records.read(base + ".notices.tsv", magic=records.NOTICES_FORMAT)
+frames = {}
+for x in snd.rows:
+    if x["class"] == "video":
+        frames.setdefault(int(x["frame"]), (x["key"], x["forced"], int(x["seq"])))
+by_seq = {int(x["seq"]): x for x in snd.rows}
+video_notices = [int(n["seq"]) for n in notices.rows if n["class"] == "video"]
+forced = {f: why for f, (k, why, _) in frames.items() if why != "-"}
+if not video_notices:
+    bad.append("no video drop notice: the path did not make the policy drop video")
+if "notice" in sources and not any(w == "notice" for w in forced.values()):
+    bad.append(f"no frame forced by a notice ({len(video_notices)} video notices)")
+if set(forced.values()) - set(sources):
+    bad.append(f"forced by {set(forced.values())}, only {sources} asked")
+# each notice-forced frame follows a video notice of an earlier frame
+noticed = sorted(int(by_seq[s]["frame"]) for s in video_notices if s in by_seq)
+for f, why in forced.items():
+    if why == "notice" and not any(g < f for g in noticed):
+        bad.append(f"frame {f} forced by a notice before any video notice")
+if int(snd.trailer.get("keyframes_forced_notice", -1)) != sum(w == "notice" for w in forced.values()):
+    bad.append(f"trailer {snd.trailer.get('keyframes_forced_notice')} != forced frames")
+print(f"{len(forced)} forced ({sorted(set(forced.values()))}), {len(video_notices)} video notices")
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
