@@ -650,59 +650,70 @@ static int push_out(struct out_pkt **v, size_t *n, size_t *cap, const struct sch
 }
 
 /*
- * The packets of the instant s->p[i..end): the schedule's, except that
+ * The packets of the instant s->p[start..end): the schedule's, except that
  * with the loop each frame's key flag is the loop's decision, and an Ekiga
- * frame that turns key is re-cut at the key-frame size of its draw.
+ * frame that turns key is re-cut at the key-frame size of its draw.  Audio
+ * or data between a frame's packets (a trace's order) is no part of the
+ * frame: it keeps its place and does not count among the frame's pieces.
  */
-static int build_instant(const struct schedule *s, const struct model *m, size_t i, size_t end,
+static int build_instant(const struct schedule *s, const struct model *m, size_t start, size_t end,
 			 struct out_pkt **v, size_t *n, size_t *cap)
 {
-	*n = 0;
-	while (i < end) {
-		const struct sched_pkt *p = &s->p[i];
-		size_t k = i, first = *n;
-		int forced = KF_NONE, key;
+	int32_t frame = -1;	/* the frame decided last, its key and why */
+	int key = -1, forced = KF_NONE;
+	bool recut = false;
 
-		while (k < end && p->frame >= 0 && s->p[k].frame == p->frame)
-			k++;
-		if (k == i) {	/* audio, data, or video without frames */
+	*n = 0;
+	for (size_t i = start; i < end; i++) {
+		const struct sched_pkt *p = &s->p[i];
+		struct sched_pkt q = *p;
+
+		if (p->cls != CLASS_VIDEO || p->frame < 0) {	/* audio, data, video without frames */
 			if (push_out(v, n, cap, p, KF_NONE))
 				return -1;
-			i++;
 			continue;
 		}
-		key = p->key;
-		if (cfg.kf) {
-			key = kf_send_frame(&kf, p->frame, p->key, &forced);
-			kf_cur_frame = p->frame;
-		}
-		if (key != p->key && s->draw) {
-			bool clamped;
-			uint64_t left = frame_bytes_of(m, s->draw[p->frame], key, &clamped);
-			struct sched_pkt q = *p;
-
-			q.key = (int8_t)key;
-			while (left) {
-				q.size = left > m->video_max_packet ? (uint32_t)m->video_max_packet
-								    : (uint32_t)left;
-				if (q.size < SBPN_HDR_LEN)
-					q.size = SBPN_HDR_LEN;
-				left -= left > m->video_max_packet ? m->video_max_packet : left;
-				if (push_out(v, n, cap, &q, forced))
-					return -1;
+		if (p->frame != frame) {	/* the frame's first packet */
+			frame = p->frame;
+			forced = KF_NONE;
+			key = p->key;
+			if (cfg.kf) {
+				key = kf_send_frame(&kf, p->frame, p->key, &forced);
+				kf_cur_frame = p->frame;
 			}
-		} else {
-			for (size_t j = i; j < k; j++) {
-				struct sched_pkt q = s->p[j];
+			recut = key != p->key && s->draw;
+			if (recut) {
+				bool clamped;
+				uint64_t left = frame_bytes_of(m, s->draw[p->frame], key, &clamped);
 
 				q.key = (int8_t)key;
-				if (push_out(v, n, cap, &q, forced))
-					return -1;
+				while (left) {
+					q.size = left > m->video_max_packet ? (uint32_t)m->video_max_packet
+									    : (uint32_t)left;
+					if (q.size < SBPN_HDR_LEN)
+						q.size = SBPN_HDR_LEN;
+					left -= left > m->video_max_packet ? m->video_max_packet : left;
+					if (push_out(v, n, cap, &q, forced))
+						return -1;
+				}
+				continue;
 			}
 		}
-		for (size_t j = first; j < *n; j++)
-			(*v)[j].pieces = (uint32_t)(*n - first);
-		i = k;
+		if (recut)	/* re-cut whole at its first packet */
+			continue;
+		q.key = (int8_t)key;
+		if (push_out(v, n, cap, &q, forced))
+			return -1;
+	}
+	/* each frame's piece count: its packets in this instant */
+	for (size_t j = 0; j < *n; j++) {
+		uint32_t pieces = 0;
+
+		if ((*v)[j].p.cls != CLASS_VIDEO || (*v)[j].p.frame < 0)
+			continue;
+		for (size_t k = 0; k < *n; k++)
+			pieces += (*v)[k].p.cls == CLASS_VIDEO && (*v)[k].p.frame == (*v)[j].p.frame;
+		(*v)[j].pieces = pieces;
 	}
 	return 0;
 }

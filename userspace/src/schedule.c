@@ -577,18 +577,25 @@ int sched_trace(struct schedule *s, const char *path, const struct model *m,
 			int key = frame_key >= 0 ? frame_key :
 				  m->video_gop ? idx % m->video_gop == 0 : 0;
 
+			/* only the instant's video: its audio and data stay '-' */
 			for (size_t i = frame_first; i < s->n; i++) {
+				if (s->p[i].cls != CLASS_VIDEO)
+					continue;
 				s->p[i].frame = (int32_t)idx;
 				s->p[i].key = (int8_t)key;
 			}
 		}
 	}
 	s->coded = marked || m->video_gop > 0;
+	int32_t last_frame = -1;
+
 	for (size_t i = 0; i < s->n; i++) {
-		if (!s->coded)
+		if (!s->coded) {
 			s->p[i].key = -1;
-		else if (s->p[i].key == 1 && (i == 0 || s->p[i - 1].frame != s->p[i].frame))
-			s->keyframes++;
+		} else if (s->p[i].frame >= 0 && s->p[i].frame != last_frame) {
+			last_frame = s->p[i].frame;
+			s->keyframes += s->p[i].key == 1;
+		}
 	}
 	if (line == 0) {
 		fprintf(stderr, "%s:1: empty trace (expected the format line '# sbpn-trace 1')\n", path);

@@ -636,6 +636,53 @@ def keyframe_loop_off_sides():
         check(p.returncode == 2 and says in p.stderr, f"{args}: rc {p.returncode}: {p.stderr}")
 
 
+@test
+def keyframe_loop_audio_inside_a_frame():
+    """An audio packet between two video packets of one instant is no part
+    of the frame: '-' in the records, and the receiver sees the frame
+    complete (no request) when nothing is lost."""
+    import threading
+    trace = f"{TMP}/interleaved.trace"
+    with open(trace, "w") as f:
+        f.write("# sbpn-trace 1\n")
+        for i in range(30):
+            f.write(f"{i / 10:.1f} 900 video - - {int(i % 10 == 0)}\n"
+                    f"{i / 10:.1f} 214 audio - - -\n{i / 10:.1f} 700 video - -\n")
+    r = dry("--source", "trace", "--trace", trace)
+    got = [(x["class"], x["frame"], x["key"]) for x in r.rows[:6]]
+    check(got == [("video", "0", "1"), ("audio", "-", "-"), ("video", "0", "1"),
+                  ("video", "1", "0"), ("audio", "-", "-"), ("video", "1", "0")],
+          f"interleaved trace: {got}")
+    p = run([SEND, "--stats", "--source", "trace", "--trace", trace])
+    check("30 video frames, 3 key frames" in p.stdout, f"--stats: {p.stdout}")
+    port = 47338
+    s, rv, ready = f"{TMP}/il.send.tsv", f"{TMP}/il.recv.tsv", f"{TMP}/il.ready"
+    stop = threading.Event()
+    relay = threading.Thread(target=_udp_relay, args=(port, port + 1, lambda pl: False, stop),
+                             daemon=True)
+    relay.start()
+    rp = subprocess.Popen([RECV, "--transport", "udp", "--listen", f"127.0.0.1:{port + 1}",
+                           "--out", rv, "--flow", "il", "--ready-file", ready,
+                           "--idle-timeout-ms", "3000", "--keyframe-requests"],
+                          stderr=subprocess.PIPE, text=True)
+    wait_ready(ready)
+    time.sleep(0.2)
+    p = run([SEND, "--transport", "udp", "--to", f"127.0.0.1:{port}", "--out", s, "--flow", "il",
+             "--linger-ms", "100", "--source", "trace", "--trace", trace,
+             "--keyframe-on-loss", "receiver"])
+    rp.wait(timeout=30)
+    stop.set()
+    relay.join(15)
+    check(p.returncode == 0 and rp.returncode == 0, f"rc {p.returncode}/{rp.returncode}: {p.stderr}")
+    snd, rcv = records.read(s), records.read(rv)
+    check(len(rcv.rows) == len(snd.rows) == 90, f"{len(rcv.rows)} received of {len(snd.rows)}")
+    check(rcv.trailer.get("frames_lost", "0") == "0" and
+          rcv.trailer.get("keyframe_requests_sent", "0") == "0", f"receiver: {rcv.trailer}")
+    check(all(x["forced"] == "-" for x in snd.rows), "a frame forced")
+    check([(x["class"], x["frame"]) for x in snd.rows[:3]] ==
+          [("video", "0"), ("audio", "-"), ("video", "0")], f"sent {snd.rows[:3]}")
+
+
 # ---- command line ----------------------------------------------------------
 
 def bulk(port, *args, signal_after=None):
