@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Checks of one vm_keyframe.sh case: BASE.send.tsv, BASE.recv.tsv and
-BASE.notices.tsv, the sources given and sbpn-send's exit status.  Prints
-what is wrong; exit 0 when nothing is."""
+"""Checks of one vm_keyframe.sh case: BASE.send.tsv, BASE.notices.tsv,
+BASE.recv.tsv when the sources include receiver, the sources given and
+sbpn-send's exit status.  Each source given must have forced a frame.
+Prints what is wrong; exit 0 when nothing is."""
 import os
 import sys
 
@@ -26,6 +27,14 @@ if not video_notices:
     bad.append("no video drop notice: the path did not make the policy drop video")
 if "notice" in sources and not any(w == "notice" for w in forced.values()):
     bad.append(f"no frame forced by a notice ({len(video_notices)} video notices)")
+if "receiver" in sources:
+    if not any(w == "receiver" for w in forced.values()):
+        bad.append("no frame forced by a receiver's request")
+    rcv = records.read(base + ".recv.tsv")
+    if int(rcv.trailer.get("keyframe_requests_sent", 0)) < 1:
+        bad.append(f"the receiver sent no request: {rcv.trailer}")
+    if int(snd.trailer.get("keyframes_forced_receiver", -1)) != sum(w == "receiver" for w in forced.values()):
+        bad.append(f"trailer {snd.trailer.get('keyframes_forced_receiver')} != receiver-forced frames")
 if set(forced.values()) - set(sources):
     bad.append(f"forced by {set(forced.values())}, only {sources} asked")
 # each notice-forced frame follows a video notice of an earlier frame
