@@ -521,13 +521,21 @@ def timeouts(cli, good, tmp):
 
 
 def documented_commands(cli):
-    """Every `scripts/vm-run ... -- scripts/sbpn-lab run ...` of the README
-    and of sbpn-lab's --help has a time limit that fits its runs: the
-    output of `sbpn-lab timeout` with the same arguments, or at least
-    that many seconds.  Shell variables set in the same block count."""
+    """Every `scripts/vm-run ... -- scripts/sbpn-lab run ...` of the README,
+    of Documentation/*.rst and of sbpn-lab's --help has a time limit that
+    fits its runs: the output of `sbpn-lab timeout` with the same
+    arguments, or at least that many seconds.  Shell variables set in the
+    same block count."""
     from sbpnlab.cli import EPILOG
-    with open(os.path.join(ROOT, "README"), encoding="utf-8") as f:
-        texts = [("README", f.read()), ("sbpn-lab --help", EPILOG)]
+    texts = []
+    # not results.rst: its commands are records of what was run, with the
+    # limits and scenario files of their day
+    docs = [p for p in sorted(glob.glob(os.path.join(ROOT, "Documentation", "*.rst")))
+            if os.path.basename(p) != "results.rst"]
+    for path in [os.path.join(ROOT, "README")] + docs:
+        with open(path, encoding="utf-8") as f:
+            texts.append((os.path.relpath(path, ROOT), f.read()))
+    texts.append(("sbpn-lab --help", EPILOG))
     found = 0
     for where, text in texts:
         text = text.replace("\\\n", " ")
@@ -540,21 +548,29 @@ def documented_commands(cli):
             if not m:
                 continue
             found += 1
-            sub = lambda t: re.sub(r"\$(\w+)", lambda v: env.get(v.group(1), v.group(0)), t)  # noqa: E731
-            run_args = shlex.split(sub(m.group(2)))
+            # a variable not set in the block (a job array's task id) and
+            # GNU parallel's {} stand for the first shard
+            sub = lambda t: re.sub(r"\$(\w+)|\{\}", lambda v: env.get(v.group(1), "1"), t)  # noqa: E731
+            args = sub(m.group(2))
+            if args.count('"') % 2:  # the command is quoted for another program
+                args = args[:args.rindex('"')]
+            run_args = []
+            for a in shlex.split(args):  # the shell's globbing of scenario files
+                g = sorted(glob.glob(os.path.join(ROOT, a))) if a.endswith(".toml") else []
+                run_args += [os.path.relpath(x, ROOT) for x in g] or [a]
             t = re.search(r"--timeout (\$\(scripts/sbpn-lab timeout ([^)]*)\)|\d+)",
                           m.group(1))
             fits = subprocess.run(cli + ["timeout"] + run_args, capture_output=True,
-                                  text=True)
+                                  text=True, cwd=ROOT)
             if t and t.group(2) is not None:
-                ok = sorted(shlex.split(sub(t.group(2)))) == sorted(run_args)
+                ok = sorted(shlex.split(sub(t.group(2)))) == sorted(shlex.split(args))
             else:
                 ok = (t is not None and fits.returncode == 0 and
                       int(t.group(1)) >= int(fits.stdout))
             check(f"{where}: {line.strip()[:60]}...: its time limit fits its runs", ok,
                   f"{line.strip()}\nsbpn-lab timeout {' '.join(run_args)}: "
                   f"{fits.stdout.strip()} {fits.stderr.strip()}")
-    check("documented commands found in the README and the --help", found >= 2, str(found))
+    check("documented commands found in the README, Documentation and the --help", found >= 2, str(found))
 
 
 def main():
