@@ -52,6 +52,34 @@ def keyframe_sources(media):
             if s != "notice" or media["transport"] == "dccp"]
 
 
+def model_gop(path):
+    """A model file's video_gop as sbpn-send reads it (the last one given;
+    0, no coding dependencies, when absent or unreadable: sbpn-send says
+    what is wrong with the file itself)."""
+    gop = 0
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                m = re.fullmatch(r"\s*video_gop\s*=\s*(\d+)\s*", line.split("#", 1)[0])
+                if m:
+                    gop = int(m.group(1))
+    except OSError:
+        pass
+    return gop
+
+
+def coded(media):
+    """Whether a checked media flow can have coding dependencies, which the
+    key-frame loop needs: a trace (its key marks), or a model whose
+    video_gop > 0 (the built-in model's is 0)."""
+    return "trace" in media or ("model" in media and model_gop(media["model"]) > 0)
+
+
+KEYFRAME_NEEDS = ("a model with video_gop > 0 (model = "
+                  "\"../../userspace/models/ekiga-gop.model\") or a trace: the key-frame "
+                  "loop needs coding dependencies")
+
+
 class ScenarioError(Exception):
     """A scenario file that cannot be used; str() names file, line, field."""
 
@@ -336,6 +364,8 @@ def _check_media(c, entries, duration, base):
             c.fail(k + ("trace",), "a trace file for source 'trace' (it is missing)")
         if e["source"] != "trace" and "trace" in e:
             c.fail(k + ("trace",), "no trace unless source = 'trace'", m["trace"])
+        if kf and not coded(e):
+            c.fail(k + ("keyframe_on_loss",), KEYFRAME_NEEDS, m["keyframe_on_loss"])
         out.append(e)
     return out
 
@@ -522,6 +552,11 @@ def load(path):
         c.fail(("sweep", "initcwnd"), "[[short_tcp]] groups for it to set (there are none)")
     if "tcp_flows" in sweep and not config["tcp"]:
         c.fail(("sweep", "tcp_flows"), "[[tcp]] groups for it to set (there are none)")
+    if any(sweep.get("keyframe_on_loss", [])):
+        for i, m in enumerate(config["media"]):
+            if not coded(m):
+                c.fail(("sweep", "keyframe_on_loss"), KEYFRAME_NEEDS + f" (media[{i}] has none)",
+                       raw["sweep"]["keyframe_on_loss"])
     for m in config["media"]:
         edf = sweep.get("edf", [m["edf"]])
         newest = sweep.get("newest", [m["newest"]])

@@ -61,6 +61,9 @@ policy = ["simple", "sbpn2", "udp"]
 rtt_ms = [30, 150]
 """
 
+GOP_MODEL = os.path.join(ROOT, "userspace", "models", "ekiga-gop.model")
+PLAIN_MODEL = os.path.join(ROOT, "userspace", "models", "ekiga.model")
+
 # (name, text, what the message must contain: "LINE" is the file name and
 # line, e.g. "t.toml:9:")
 BAD = [
@@ -185,6 +188,17 @@ BAD += [
     ("keyframe_on_loss notice over UDP",
      GOOD.replace('name = "a"', 'name = "a"\ntransport = "udp"\nkeyframe_on_loss = ["notice"]'),
      [":19:", "field 'media[0].keyframe_on_loss'", "transport = 'dccp'"]),
+    ("keyframe_on_loss with the built-in model (video_gop 0) and no trace",
+     GOOD.replace('name = "a"', 'name = "a"\nkeyframe_on_loss = ["receiver"]'),
+     [":18:", "field 'media[0].keyframe_on_loss'", "video_gop > 0", "or a trace"]),
+    ("keyframe_on_loss with a model without video_gop",
+     GOOD.replace('name = "a"', f'name = "a"\nmodel = "{PLAIN_MODEL}"\n'
+                  'keyframe_on_loss = ["receiver"]'),
+     [":19:", "field 'media[0].keyframe_on_loss'", "video_gop > 0"]),
+    ("sweep keyframe_on_loss on a flow without coding dependencies",
+     GOOD.replace("rtt_ms = [30, 150]", 'keyframe_on_loss = [[], ["receiver"]]')
+     .replace('name = "a"', f'name = "a"\nmodel = "{GOP_MODEL}"'),
+     [":26:", "field 'sweep.keyframe_on_loss'", "video_gop > 0", "media[1] has none"]),
     ("sweep keyframe_on_loss bad value",
      GOOD.replace("rtt_ms = [30, 150]", 'keyframe_on_loss = [[], ["nack"]]'),
      [":25:", "field 'sweep.keyframe_on_loss'", "a list of distinct values"]),
@@ -649,7 +663,9 @@ def main():
         # the key-frame loop: off (and absent from the config) by default;
         # a sweep over it reaches sbpn-send and sbpn-recv, notice over DCCP only
         kf = load(write(tmp, GOOD.replace("rtt_ms = [30, 150]",
-                                          'keyframe_on_loss = [[], ["receiver", "notice"]]'),
+                                          'keyframe_on_loss = [[], ["receiver", "notice"]]')
+                        .replace('name = "a"', f'name = "a"\nmodel = "{GOP_MODEL}"')
+                        .replace('name = "b"', f'name = "b"\nmodel = "{GOP_MODEL}"'),
                         "kf.toml")).runs()
         argv = {}
         for r in kf:
@@ -667,10 +683,15 @@ def main():
               str(argv))
         check("keyframe_on_loss absent unless on (earlier configs unchanged)",
               not any("keyframe_on_loss" in m for m in sc.config["media"]) and
-              load(write(tmp, GOOD.replace('name = "a"', 'name = "a"\nkeyframe_on_loss = '
-                                           '["notice", "receiver"]'), "kf1.toml")
+              load(write(tmp, GOOD.replace('name = "a"', f'name = "a"\nmodel = "{GOP_MODEL}"\n'
+                                           'keyframe_on_loss = ["notice", "receiver"]'), "kf1.toml")
                    ).config["media"][0].get("keyframe_on_loss") == ["receiver", "notice"],
               "")
+        check("keyframe_on_loss with a trace loads (its key marks)",
+              load(write(tmp, GOOD.replace('name = "a"', 'name = "a"\nsource = "trace"\n'
+                                           f'trace = "{ROOT}/userspace/tests/data/good.trace"\n'
+                                           'keyframe_on_loss = ["receiver"]'), "kf2.toml")
+                   ).config["media"][0].get("keyframe_on_loss") == ["receiver"], "")
         check("defaults filled in", sc.config["tcp"][0]["cc"] == "reno" and
               sc.config["tcp"][0]["write_bytes"] == 519 and
               sc.config["scenario"]["warmup_s"] == 3 and
