@@ -5,8 +5,9 @@
  *
  * Sender (struct kf_send): a loss of video frame F reported by the
  * receiver or by a drop notice makes the next frame a key frame, unless
- * a key frame at or after F was already sent (the loss is repaired) or
- * one is already pending (the first report wins).  With restart_gop the
+ * a key frame after F was already sent (the loss is repaired; a lost
+ * key frame F is not repaired by itself) or one is already pending (the
+ * first report wins).  With restart_gop the
  * GOP counter restarts at a forced key frame, as encoders do (the next
  * periodic key frame is video_gop frames after it); without it the
  * schedule's own key marks are kept (traces).

@@ -35,7 +35,7 @@ static void sender_forces_next_frame_and_restarts_gop(void)
 	for (int i = 0; i < 40; i++) {
 		if (i == 13)	/* a loss of frame 12 reported before frame 13 */
 			CHECK(kf_send_report(&k, 12, KF_RECEIVER) == 1, "report of frame 12 ignored");
-		if (i == 14) {	/* the same loss, told again: the first report won */
+		if (i == 14) {	/* the same loss, told again: key frame 13, after it, repaired it */
 			CHECK(kf_send_report(&k, 12, KF_NOTICE) == 0, "a repaired loss forced again");
 		}
 		keys[i] = kf_send_frame(&k, i, i % 10 == 0, &forced);
@@ -46,6 +46,11 @@ static void sender_forces_next_frame_and_restarts_gop(void)
 		CHECK(keys[i] == (i == 0 || i == 10 || i == 13 || i == 23 || i == 33),
 		      "frame %d key %d", i, keys[i]);
 	CHECK(k.forced[KF_RECEIVER] == 1 && k.ignored[KF_NOTICE] == 1, "counters");
+	/* a lost key frame is not repaired by itself: only a key frame after it */
+	kf_send_init(&k, 10, true);
+	CHECK(kf_send_frame(&k, 0, 1, &forced) == 1, "frame 0 not key");
+	CHECK(kf_send_report(&k, 0, KF_NOTICE) == 1, "the loss of key frame 0 ignored");
+	CHECK(kf_send_frame(&k, 1, 0, &forced) == 1 && forced == KF_NOTICE, "frame 1 not forced");
 	report(ok, "sender_forces_next_frame_and_restarts_gop");
 }
 
