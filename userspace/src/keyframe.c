@@ -16,21 +16,33 @@ const char *kf_why_name(int why)
 
 int kf_parse_sources(const char *s, unsigned int *mask)
 {
-	char buf[64], *save = NULL, *tok;
-
 	*mask = 0;
-	if (strlen(s) >= sizeof(buf))
-		return -1;
-	strcpy(buf, s);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "receiver"))
-			*mask |= KF_BIT(KF_RECEIVER);
-		else if (!strcmp(tok, "notice"))
-			*mask |= KF_BIT(KF_NOTICE);
+	do {
+		size_t len = strcspn(s, ",");
+		unsigned int bit;
+
+		if (len == 8 && !strncmp(s, "receiver", len))
+			bit = KF_BIT(KF_RECEIVER);
+		else if (len == 6 && !strncmp(s, "notice", len))
+			bit = KF_BIT(KF_NOTICE);
 		else
-			return -1;
-	}
+			return -1;	/* unknown or empty */
+		if (*mask & bit)
+			return -1;	/* twice */
+		*mask |= bit;
+		s += len;
+	} while (*s++ == ',');
 	return 0;
+}
+
+const char *kf_sources_name(unsigned int mask)
+{
+	switch (mask) {
+	case KF_BIT(KF_RECEIVER): return "receiver";
+	case KF_BIT(KF_NOTICE): return "notice";
+	case KF_BIT(KF_RECEIVER) | KF_BIT(KF_NOTICE): return "receiver,notice";
+	default: return "";
+	}
 }
 
 void kf_send_init(struct kf_send *k, uint64_t gop, bool restart_gop)

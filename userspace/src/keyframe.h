@@ -31,9 +31,14 @@
 enum kf_why { KF_NONE, KF_RECEIVER, KF_NOTICE, KF_WHY_COUNT };
 const char *kf_why_name(int why);		/* "-", "receiver", "notice" */
 
-/* "receiver,notice" -> KF_BIT(KF_RECEIVER) | ...; "" -> 0; -1 if bad */
+/*
+ * "receiver,notice" -> KF_BIT(KF_RECEIVER) | ...; -1 for an unknown, empty
+ * or repeated item (so "" too: off is the option's absence)
+ */
 #define KF_BIT(w) (1u << (w))
 int kf_parse_sources(const char *s, unsigned int *mask);
+/* the mask as a list in one order: "receiver", "notice", "receiver,notice" */
+const char *kf_sources_name(unsigned int mask);
 
 struct kf_send {
 	uint64_t gop;		/* key-frame interval in frames, 0: none */

@@ -56,7 +56,7 @@ static struct {
 	     newest, frame;
 	uint64_t cc_interval_ms, linger_ms;
 	long flow_id;			/* -1: hash of the flow name */
-	const char *keyframe_on_loss;	/* as given, NULL: off */
+	const char *keyframe_on_loss;	/* normalised, NULL: off */
 	unsigned int kf;		/* KF_BIT(KF_RECEIVER) | KF_BIT(KF_NOTICE) */
 } cfg = {
 	.transport = TR_DCCP, .source = "ekiga", .policy = SBPN_POLICY_SIMPLE,
@@ -238,8 +238,9 @@ static void parse_args(int argc, char **argv)
 		case O_KF:
 			if (kf_parse_sources(optarg, &cfg.kf))
 				die_usage("--keyframe-on-loss: expected receiver, notice or "
-					  "receiver,notice, got '%s'", optarg);
-			cfg.keyframe_on_loss = optarg;
+					  "receiver,notice (each at most once, no empty item), "
+					  "got '%s'", optarg);
+			cfg.keyframe_on_loss = kf_sources_name(cfg.kf);
 			break;
 		case O_CCINT:
 			cfg.cc_interval_ms = parse_uint_opt("--cc-interval-ms", optarg, 3600000);

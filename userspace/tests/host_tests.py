@@ -597,6 +597,13 @@ def check_keyframe_loop(tr, port):
     want = [0] + [f for f in range(F, 50, 20)]
     check(keys == want, f"key frames {keys}, want {want}: the GOP restarts at {F}")
     check(snd.trailer.get("keyframes_forced_receiver") == "1", f"trailer {snd.trailer}")
+    # the sources recorded normalised, in one order
+    model = f"{TMP}/gop20.model"
+    p = run([SEND, "--dry-run", "--out", f"{TMP}/norm.tsv", "--flow", "f", "--model", model,
+             "--keyframe-on-loss", "notice,receiver", "--transport", "dccp"])
+    check(p.returncode == 0 and
+          records.read(f"{TMP}/norm.tsv").meta.get("keyframe_on_loss") == "receiver,notice",
+          f"notice,receiver: rc {p.returncode} {p.stderr}")
     # the forced frame is cut at the key-frame size of the same draw
     plain = frame_table(dry("--duration", "5", "--model", f"{TMP}/gop20.model", "--seed", "4"))
     check(plain[F][0] == "0" and abs(ft[F][2] - 5 * plain[F][2]) <= 5 + 1 + 32,
@@ -630,6 +637,9 @@ def keyframe_loop_off_sides():
     check(keys == [0, 20, 40], f"key frames {keys}")
     # usage: a bad source, notice without DCCP, no coding dependencies
     for args, says in ((["--keyframe-on-loss", "pli"], "--keyframe-on-loss"),
+                       (["--keyframe-on-loss", ""], "--keyframe-on-loss"),
+                       (["--keyframe-on-loss", "receiver,,receiver"], "--keyframe-on-loss"),
+                       (["--keyframe-on-loss", "receiver,receiver"], "each at most once"),
                        (["--keyframe-on-loss", "notice", "--transport", "udp"], "need --transport dccp"),
                        (["--keyframe-on-loss", "receiver"], "coding dependencies")):
         p = run([SEND, "--dry-run", "--out", f"{TMP}/u.tsv", "--flow", "f", *args])

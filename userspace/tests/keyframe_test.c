@@ -155,8 +155,16 @@ static void sources_parse(void)
 	CHECK(kf_parse_sources("receiver,notice", &m) == 0 &&
 	      m == (KF_BIT(KF_RECEIVER) | KF_BIT(KF_NOTICE)), "both");
 	CHECK(kf_parse_sources("notice", &m) == 0 && m == KF_BIT(KF_NOTICE), "notice");
-	CHECK(kf_parse_sources("", &m) == 0 && m == 0, "empty");
+	CHECK(kf_parse_sources("notice,receiver", &m) == 0 &&
+	      !strcmp(kf_sources_name(m), "receiver,notice"), "normalised");
+	CHECK(!strcmp(kf_sources_name(KF_BIT(KF_NOTICE)), "notice"), "notice's name");
 	CHECK(kf_parse_sources("receiver,pli", &m) == -1, "pli accepted");
+	/* nothing, an empty item or one twice is an error, not "off" */
+	CHECK(kf_parse_sources("", &m) == -1, "empty accepted");
+	CHECK(kf_parse_sources("receiver,,notice", &m) == -1, "empty item accepted");
+	CHECK(kf_parse_sources("receiver,", &m) == -1, "trailing comma accepted");
+	CHECK(kf_parse_sources(",notice", &m) == -1, "leading comma accepted");
+	CHECK(kf_parse_sources("receiver,receiver", &m) == -1, "duplicate accepted");
 	report(ok, "sources_parse");
 }
 
