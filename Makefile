@@ -122,7 +122,9 @@ check-vm: all
 # `make demo` resumes: it only runs what is missing (rm -rf build/demo to
 # start afresh).
 # The VM's time limit comes from the runs (sbpn-lab timeout: twice their
-# estimated wall time and 10 minutes), here and for every campaign below.
+# estimated wall time and 10 minutes), here and for every campaign below;
+# set apart with && so that its error (ONLY matching no run: exit 2) ends
+# the recipe instead of leaving vm-run an empty --timeout.
 # DEMO_JOBS runs at once (2: the two cores of our machines); DEMO_ONLY picks
 # SIMPLE, SBPN2 and SBPN2+sp+pd+owd+fw from the demo's sweep.  The report opens
 # with SBPN2+sp+pd+owd+fw's paired differences to SIMPLE and whether their intervals
@@ -134,8 +136,8 @@ DEMO_BEST	:= sbpn2+sp+pd+owd+fw
 DEMO_REFERENCE	:= Documentation/results/rfc-rtt80-q5-summary.csv
 DEMO_RUN	= --jobs $(DEMO_JOBS) --only '$(DEMO_ONLY)' scripts/scenarios/demo.toml
 demo: all venv
-	@scripts/vm-run --timeout $$(scripts/sbpn-lab timeout $(DEMO_RUN)) \
-		--out $(BUILD)/demo -- scripts/sbpn-lab run $(DEMO_RUN)
+	@t=$$(scripts/sbpn-lab timeout $(DEMO_RUN)) && \
+		scripts/vm-run --timeout $$t --out $(BUILD)/demo -- scripts/sbpn-lab run $(DEMO_RUN)
 	@.venv/bin/python scripts/sbpn-lab report --runs 'rep=01$$' \
 		--headline $(DEMO_BEST) --reference $(DEMO_REFERENCE) $(BUILD)/demo/demo
 
@@ -154,8 +156,8 @@ PAPER		:= $(sort $(wildcard scripts/scenarios/paper-*.toml))
 REPRODUCE_RUN	= --jobs $(JOBS) $(if $(ONLY),--only '$(ONLY)') $(PAPER)
 
 reproduce: all venv
-	@scripts/vm-run --timeout $$(scripts/sbpn-lab timeout $(REPRODUCE_RUN)) \
-		--out $(RESULTS) -- scripts/sbpn-lab run $(REPRODUCE_RUN)
+	@t=$$(scripts/sbpn-lab timeout $(REPRODUCE_RUN)) && \
+		scripts/vm-run --timeout $$t --out $(RESULTS) -- scripts/sbpn-lab run $(REPRODUCE_RUN)
 	@for s in $(PAPER); do \
 		.venv/bin/python scripts/sbpn-lab report \
 			$(RESULTS)/$$(basename $$s .toml) || exit 1; \
@@ -211,11 +213,11 @@ friendliness-v2-modules: inputs
 		"$(SBPN_VERSION)+v2-$(FR_V2_COMMIT))"
 
 friendliness: all venv friendliness-v2-modules
-	@scripts/vm-run --timeout $$(scripts/sbpn-lab timeout --jobs $(FR_JOBS) \
-		--only '$(call fr_only)' $(FR_SCENARIOS)) --out $(FR_RESULTS) -- \
+	@t=$$(scripts/sbpn-lab timeout --jobs $(FR_JOBS) --only '$(call fr_only)' \
+		$(FR_SCENARIOS)) && scripts/vm-run --timeout $$t --out $(FR_RESULTS) -- \
 		scripts/sbpn-lab run --jobs $(FR_JOBS) --only '$(call fr_only)' $(FR_SCENARIOS)
-	@BUILD=$(FR_V2) scripts/vm-run --timeout $$(scripts/sbpn-lab timeout --jobs $(FR_JOBS) \
-		--only '$(call fr_only,$(FR_V2_ONLY))' $(FR_SCENARIOS)) --out $(FR_RESULTS) -- \
+	@t=$$(scripts/sbpn-lab timeout --jobs $(FR_JOBS) --only '$(call fr_only,$(FR_V2_ONLY))' \
+		$(FR_SCENARIOS)) && BUILD=$(FR_V2) scripts/vm-run --timeout $$t --out $(FR_RESULTS) -- \
 		sh -c '$(FR_V2_RUN)' sh '$(call fr_only,$(FR_V2_ONLY))' $(FR_SCENARIOS)
 	@.venv/bin/python scripts/sbpn-lab friendliness --out $(FR_RESULTS) $(FR_CAMPAIGNS)
 

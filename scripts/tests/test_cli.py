@@ -8,7 +8,8 @@ do when there is nothing to do, or not the environment to do it in.
   - `sbpn-lab report --help` prints its options where the analysis cannot
     be imported (no .venv: numpy, scipy, matplotlib missing), exit 0;
   - `scripts/vm-run --help` prints its usage before the kernel inputs
-    exist (before the first make), exit 0.
+    exist (before the first make), exit 0;
+  - the Makefile's campaigns end when `sbpn-lab timeout` fails.
 
 Run with the venv (the report needs numpy): scripts/venv.sh &&
 .venv/bin/python scripts/tests/test_cli.py.  Needs no root and no VM.
@@ -106,13 +107,31 @@ def vm_run_help():
           p.returncode == 2 and "--timeout" in p.stderr, f"exit {p.returncode}\n{p.stderr}")
 
 
+def makefile_timeouts():
+    """The Makefile's campaigns take vm-run's time limit from sbpn-lab
+    timeout set apart (t=$$(...) && vm-run --timeout $$t): inside vm-run's
+    arguments a failing sbpn-lab timeout (exit 2: ONLY matches no run)
+    left --timeout empty and vm-run took the next option as its value."""
+    with open(os.path.join(os.path.dirname(SCRIPTS), "Makefile"), encoding="utf-8") as f:
+        text = f.read().replace("\\\n", " ")
+    inline = [line.strip()[:80] for line in text.splitlines()
+              if "--timeout $$(scripts/sbpn-lab timeout" in line]
+    apart = [line for line in text.splitlines()
+             if "t=$$(scripts/sbpn-lab timeout" in line and "&&" in line and
+             "vm-run --timeout $$t " in line]
+    ok = not inline and len(apart) == 4
+    check("Makefile: sbpn-lab timeout's failure ends the recipe (t=$$(...) && vm-run)", ok,
+          "" if ok else "\n".join(inline) + f"\n{len(apart)} set apart, want 4")
+
+
 def main():
     print("TAP version 13")
-    print("1..10")
+    print("1..11")
     with tempfile.TemporaryDirectory() as tmp:
         report_without_complete_runs(tmp)
     help_without_analysis()
     vm_run_help()
+    makefile_timeouts()
     return 0 if all(results) else 1
 
 
