@@ -106,8 +106,11 @@ def run(args):
         md += lines + ([""] if lines else [])
     # A campaign run with --decide: when and why each comparison stopped
     # (decision.json, sbpnlab.decide), and its runs never made for it.
+    # Only while campaign.json still has "decide": resumed with --no-decide
+    # it runs every repetition, and an old decision.json no longer says
+    # why a run is missing.
     from . import decide
-    decision = decide.read(args.results_dir)
+    decision = decide.read(args.results_dir) if decided(args.results_dir) else None
     if decision is not None:
         lines = decide.lines(decision)
         text += lines + [""]
@@ -510,6 +513,16 @@ def stalled_runs(rows):
     where no run has a CCID3 log."""
     known = [r["stall"] for r in rows if math.isfinite(r.get("stall", math.nan))]
     return str(sum(v >= STALLED for v in known)) if known else "-"
+
+
+def decided(campaign_dir):
+    """Whether the campaign was last run with --decide (campaign.json has
+    "decide")."""
+    try:
+        with open(os.path.join(campaign_dir, "campaign.json"), encoding="utf-8") as f:
+            return "decide" in json.load(f)
+    except (OSError, ValueError, TypeError):
+        return False
 
 
 def main_table(by_policy, summaries):

@@ -769,6 +769,27 @@ def report_refuses_newer_format():
 
 
 @test
+def report_decision_only_while_decided():
+    """decision.json says why runs are missing only while campaign.json has
+    "decide": a campaign resumed with --no-decide loses it, and its
+    missing runs are plain "not run" again."""
+    camp = os.path.join(TMP, "undecided")
+    shutil.copytree(campaign(), camp)
+    decision = {"campaign": "undecided", "method": "Lai", "alpha": 0.05, "family": 1,
+                "alpha_each": 0.05, "looks": [2], "through": 2, "comparisons": []}
+    with open(os.path.join(camp, "decision.json"), "w") as f:
+        json.dump(decision, f)
+    runs = sorted(d for d in os.listdir(camp) if d.startswith("policy=")) + ["policy=prio,rep=09"]
+    for decided in (True, False):
+        with open(os.path.join(camp, "campaign.json"), "w") as f:
+            json.dump({"runs": runs, **({"decide": {"min_pairs": 2}} if decided else {})}, f)
+        rc, text, err = run_report(camp, "--no-figures", "--out", os.path.join(camp, f"r{decided}"))
+        check(rc == 0, f"rc {rc}: {err}")
+        check(("Sequential decision" in text) == decided and
+              ("stopped early" in text) == decided, f"decide {decided}:\n{text}")
+
+
+@test
 def report_sweep():
     """Three rates (given out of order) x two policies x two seeds: a sweep
     table in increasing rate, one of differences to the baseline, and a
