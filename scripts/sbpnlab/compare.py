@@ -39,7 +39,7 @@ def load(campaign_dir):
     runs, unusable, too_new = report.scan(campaign_dir,
                                           os.path.join(campaign_dir, "report"))
     rows = {(row["run"], row["flow"]): row
-            for row in report.metrics(runs, 0.040, unusable)}
+            for row in report.metrics(runs, report.JITTER_BUFFER_MS / 1000, unusable)}
     return rows, unusable, too_new
 
 

@@ -69,7 +69,7 @@ def run(args):
         for msg in too_new:
             print(f"sbpn-lab decide: {msg}", file=sys.stderr)
         return 2
-    rows = report.metrics(runs, 0.040, unusable)
+    rows = report.metrics(runs, report.JITTER_BUFFER_MS / 1000, unusable)
     if not rows:
         print(f"sbpn-lab decide: no complete run in {camp}", file=sys.stderr)
         return 1

@@ -172,7 +172,7 @@ def campaign_rows(camp):
     path = os.path.join(camp, "report", "runs.csv")
     if not os.path.exists(path):
         runs, unusable, _ = report.scan(camp, os.path.join(camp, "report"))
-        return report.metrics(runs, 0.040, unusable)
+        return report.metrics(runs, report.JITTER_BUFFER_MS / 1000, unusable)
     rows = []
     with open(path, newline="", encoding="utf-8") as f:
         for r in csv.DictReader(f):

@@ -120,7 +120,7 @@ def load(campaign_dir):
     runs, unusable, too_new = report.scan(campaign_dir, os.path.join(campaign_dir, "report"))
     meta = {r.dir: r.meta for r in runs}
     samples = []
-    for row in report.metrics(runs, 0.040, unusable):
+    for row in report.metrics(runs, report.JITTER_BUFFER_MS / 1000, unusable):
         why = unfit(row, meta[row["dir"]], campaign)
         if why:
             unusable.append((row["run"], why))

@@ -43,6 +43,11 @@ MAIN_COLUMNS = (("audio", "on_time_frac", "audio on time %"),
                 ("video", "frames_on_time_frac", "video frames on time %"))
 
 
+# The jitter buffer of the audio loss-period levels, --jitter-buffer-ms's
+# default; decide, compare, decidesim and friendliness use it too.
+JITTER_BUFFER_MS = 40
+
+
 def add_arguments(parser):
     parser.add_argument("results_dir", metavar="RESULTS_DIR",
                         help="a campaign directory, results/<campaign>, with one "
@@ -52,8 +57,9 @@ def add_arguments(parser):
     parser.add_argument("--baseline", default="simple", metavar="POLICY",
                         help="the policy the others are paired with by seed "
                         "(default simple)")
-    parser.add_argument("--jitter-buffer-ms", type=float, default=40, metavar="MS",
-                        help="jitter buffer for the audio loss-period levels (default 40)")
+    parser.add_argument("--jitter-buffer-ms", type=float, default=JITTER_BUFFER_MS,
+                        metavar="MS", help="jitter buffer for the audio loss-period levels "
+                        f"(default {JITTER_BUFFER_MS})")
     parser.add_argument("--no-figures", action="store_true",
                         help="tables only (faster)")
     parser.add_argument("--runs", metavar="REGEX",

@@ -328,6 +328,29 @@ def report_prints_the_decision():
     check(lines[0].startswith("Sequential decision") and "Lai" in lines[0], lines[0])
 
 
+@test
+def decide_uses_the_reports_jitter_buffer():
+    """decide analyses with the report's default jitter buffer, one
+    constant (report.JITTER_BUFFER_MS), not a copy of its value."""
+    import argparse
+    seen = []
+    real = report.metrics, getattr(report, "JITTER_BUFFER_MS", None)
+    camp = os.path.join(TMP, "jb")
+    os.makedirs(camp)
+    report.metrics = lambda runs, jb, unusable: seen.append(jb) or []
+    report.JITTER_BUFFER_MS = 123
+    try:
+        rc = decide.run(argparse.Namespace(campaign=camp, scenario=None, through=None,
+                                           baseline=None, dry_run=True))
+    finally:
+        report.metrics, report.JITTER_BUFFER_MS = real
+    check(rc == 1 and seen == [0.123], f"rc {rc}, jitter buffer {seen} s, want [0.123]")
+    parser = argparse.ArgumentParser()
+    report.add_arguments(parser)
+    check(parser.parse_args(["x"]).jitter_buffer_ms == report.JITTER_BUFFER_MS,
+          "report's --jitter-buffer-ms default is not JITTER_BUFFER_MS")
+
+
 def main():
     print("TAP version 13")
     print(f"1..{len(tests)}")
