@@ -9,6 +9,8 @@ do when there is nothing to do, or not the environment to do it in.
     be imported (no .venv: numpy, scipy, matplotlib missing), exit 0;
   - `scripts/vm-run --help` prints its usage before the kernel inputs
     exist (before the first make), exit 0;
+  - `scripts/vm-run` refuses an empty, non-numeric or zero --timeout and
+    an option without its value, exit 2, before anything boots;
   - the Makefile's campaigns end when `sbpn-lab timeout` fails.
 
 Run with the venv (the report needs numpy): scripts/venv.sh &&
@@ -107,6 +109,29 @@ def vm_run_help():
           p.returncode == 2 and "--timeout" in p.stderr, f"exit {p.returncode}\n{p.stderr}")
 
 
+def vm_run_argument_checks(vm_run=VM_RUN):
+    """vm-run refuses a time limit that is empty, not a number or zero, and
+    an option without its value, before the target is read (KVER=9.9 has
+    no kernel inputs: a check that let one through could not boot)."""
+    env = dict(os.environ, KVER="9.9")
+    for args, says in ((["--timeout", ""], "--timeout '': expected seconds"),
+                       (["--timeout", "abc"], "--timeout 'abc': expected seconds"),
+                       (["--timeout", "0"], "--timeout '0': expected seconds"),
+                       (["--timeout", "-5"], "--timeout '-5': expected seconds"),
+                       # an empty $(sbpn-lab timeout) before --out
+                       (["--timeout", "--out"], "--timeout '--out': expected seconds")):
+        p = subprocess.run([vm_run, *args, "--", "true"], capture_output=True, text=True,
+                           env=env, timeout=60)
+        check(f"vm-run {' '.join(repr(a) for a in args)} -- true: exit 2 saying why",
+              p.returncode == 2 and says in p.stderr, f"exit {p.returncode}\n{p.stderr[-400:]}")
+    for opt in ("--timeout", "--out", "--mem", "--cpus"):
+        p = subprocess.run([vm_run, "--cpus", "1", opt], capture_output=True, text=True,
+                           env=env, timeout=60)
+        check(f"vm-run {opt} without a value: its usage on stderr, exit 2",
+              p.returncode == 2 and "--timeout SEC" in p.stderr,
+              f"exit {p.returncode}\n{p.stderr[-400:]}")
+
+
 def makefile_timeouts():
     """The Makefile's campaigns take vm-run's time limit from sbpn-lab
     timeout set apart (t=$$(...) && vm-run --timeout $$t): inside vm-run's
@@ -126,11 +151,12 @@ def makefile_timeouts():
 
 def main():
     print("TAP version 13")
-    print("1..11")
+    print("1..20")
     with tempfile.TemporaryDirectory() as tmp:
         report_without_complete_runs(tmp)
     help_without_analysis()
     vm_run_help()
+    vm_run_argument_checks()
     makefile_timeouts()
     return 0 if all(results) else 1
 
