@@ -791,16 +791,16 @@ int main(int argc, char **argv)
 			perror("sbpn-send: building the schedule");
 		return EXIT_USAGE;
 	}
-	if (cfg.stats)
-		print_stats(&s, &m);
-	if (!cfg.out)
-		return 0;
-	if (cfg.kf && !s.coded) {
+	if (cfg.kf && !s.coded) {	/* --stats without --out too */
 		fprintf(stderr, "sbpn-send: --keyframe-on-loss needs coding dependencies: a model "
 			"with video_gop > 0 (userspace/models/ekiga-gop.model) or a trace with key "
 			"marks\n");
 		return EXIT_USAGE;
 	}
+	if (cfg.stats)
+		print_stats(&s, &m);
+	if (!cfg.out)
+		return 0;
 	/* the GOP restarts at a forced key frame (Ekiga); a trace keeps its marks */
 	kf_send_init(&kf, m.video_gop, !strcmp(cfg.source, "ekiga"));
 

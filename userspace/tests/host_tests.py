@@ -644,6 +644,10 @@ def keyframe_loop_off_sides():
                        (["--keyframe-on-loss", "receiver"], "coding dependencies")):
         p = run([SEND, "--dry-run", "--out", f"{TMP}/u.tsv", "--flow", "f", *args])
         check(p.returncode == 2 and says in p.stderr, f"{args}: rc {p.returncode}: {p.stderr}")
+    # --stats without --out checks it too
+    p = run([SEND, "--stats", "--keyframe-on-loss", "receiver"])
+    check(p.returncode == 2 and "coding dependencies" in p.stderr,
+          f"--stats: rc {p.returncode}: {p.stderr}")
 
 
 @test
