@@ -189,7 +189,7 @@ vm_host_tests() {
 # Run suites in one VM boot of target kver and count them; the label of a
 # suite on another target than KVER names it ("sbpn@6.12").
 vm_suites() { # kver, suites...
-	local k=$1 out suite label expect vm_rc
+	local k=$1 out suite label expect vm_rc one
 	shift
 	out=$LOG/vm${k:+-$k}
 	[ "$k" = "$KVER" ] && out=$LOG/vm
