@@ -25,6 +25,7 @@ import tempfile
 sys.dont_write_bytecode = True
 SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, SCRIPTS)
+import ktap  # noqa: E402 - beside this file
 try:
     from sbpnlab import campaign, decide, decidesim, report, sequential, stats
     from sbpnlab.scenario import ScenarioError, load
@@ -33,17 +34,8 @@ except ImportError as e:
     sys.exit(1)
 
 TMP = tempfile.mkdtemp(prefix="sbpn-decide.")
-tests = []
-
-
-def test(fn):
-    tests.append(fn)
-    return fn
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
+test, tests = ktap.collector()
+check = ktap.check
 
 
 def mixture_factor(n, alpha, c):
@@ -352,20 +344,7 @@ def decide_uses_the_reports_jitter_buffer():
 
 
 def main():
-    print("TAP version 13")
-    print(f"1..{len(tests)}")
-    failed = 0
-    for n, fn in enumerate(tests, 1):
-        try:
-            fn()
-            print(f"ok {n} {fn.__name__}")
-        except Exception as e:       # a crash is a failure too, with its reason
-            failed += 1
-            for line in f"{type(e).__name__}: {e}".splitlines():
-                print(f"# {line}")
-            print(f"not ok {n} {fn.__name__}")
-    shutil.rmtree(TMP, ignore_errors=True)
-    return 1 if failed else 0
+    return ktap.main(tests, TMP)
 
 
 if __name__ == "__main__":

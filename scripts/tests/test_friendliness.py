@@ -20,7 +20,6 @@ import io
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,7 @@ import tempfile
 sys.dont_write_bytecode = True
 SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, SCRIPTS)
+import ktap  # noqa: E402 - beside this file
 try:
     from sbpnlab import friendliness
 except ImportError as e:
@@ -35,17 +35,8 @@ except ImportError as e:
     sys.exit(1)
 
 TMP = tempfile.mkdtemp(prefix="sbpn-friendliness.")
-tests = []
-
-
-def test(fn):
-    tests.append(fn)
-    return fn
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
+test, tests = ktap.collector()
+check = ktap.check
 
 
 def close(a, b, tol=1e-6):
@@ -310,20 +301,7 @@ def cli_friendliness():
 
 
 def main():
-    print("TAP version 13")
-    print(f"1..{len(tests)}")
-    failed = 0
-    for n, fn in enumerate(tests, 1):
-        try:
-            fn()
-            print(f"ok {n} {fn.__name__}")
-        except Exception as e:       # a crash is a failure too, with its reason
-            failed += 1
-            for line in f"{type(e).__name__}: {e}".splitlines():
-                print(f"# {line}")
-            print(f"not ok {n} {fn.__name__}")
-    shutil.rmtree(TMP, ignore_errors=True)
-    return 1 if failed else 0
+    return ktap.main(tests, TMP)
 
 
 if __name__ == "__main__":

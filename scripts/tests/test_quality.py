@@ -16,6 +16,7 @@ import sys
 sys.dont_write_bytecode = True
 SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, SCRIPTS)
+import ktap  # noqa: E402 - beside this file
 try:
     import numpy as np
     from sbpnlab import quality
@@ -24,17 +25,8 @@ except ImportError as e:
     sys.exit(1)
 
 NAN, INF = math.nan, math.inf
-tests = []
-
-
-def test(fn):
-    tests.append(fn)
-    return fn
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
+test, tests = ktap.collector()
+check = ktap.check
 
 
 def close(got, want, tol, what):
@@ -347,19 +339,7 @@ def stats_reads_key_columns_of_the_records():
 
 
 def main():
-    print("TAP version 13")
-    print(f"1..{len(tests)}")
-    failed = 0
-    for i, fn in enumerate(tests, 1):
-        try:
-            fn()
-            print(f"ok {i} {fn.__name__}")
-        except Exception as e:  # noqa: BLE001 - report any failure as not ok
-            failed += 1
-            for line in str(e).splitlines() or [repr(e)]:
-                print(f"# {line}")
-            print(f"not ok {i} {fn.__name__}")
-    return 1 if failed else 0
+    return ktap.main(tests)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import tempfile
 sys.dont_write_bytecode = True
 SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, SCRIPTS)
+import ktap  # noqa: E402 - beside this file
 try:
     import numpy as np
     from sbpnlab import compare, report, stats
@@ -34,22 +35,13 @@ except ImportError as e:
     sys.exit(1)
 
 TMP = tempfile.mkdtemp(prefix="sbpn-stats.")
-tests = []
-
-
-def test(fn):
-    tests.append(fn)
-    return fn
+test, tests = ktap.collector()
+check = ktap.check
 
 
 def close(a, b, tol=1e-9):
     return np.allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), atol=tol,
                        equal_nan=True)
-
-
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
 
 
 # ---- statistics against hand-computed values --------------------------------
@@ -984,20 +976,7 @@ def cli_report():
 
 
 def main():
-    print("TAP version 13")
-    print(f"1..{len(tests)}")
-    failed = 0
-    for n, fn in enumerate(tests, 1):
-        try:
-            fn()
-            print(f"ok {n} {fn.__name__}")
-        except Exception as e:       # a crash is a failure too, with its reason
-            failed += 1
-            for line in f"{type(e).__name__}: {e}".splitlines():
-                print(f"# {line}")
-            print(f"not ok {n} {fn.__name__}")
-    shutil.rmtree(TMP, ignore_errors=True)
-    return 1 if failed else 0
+    return ktap.main(tests, TMP)
 
 
 if __name__ == "__main__":
