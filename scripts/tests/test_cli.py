@@ -122,14 +122,15 @@ def vm_run_argument_checks(vm_run=VM_RUN):
                        (["--timeout", "--out"], "--timeout '--out': expected seconds")):
         p = subprocess.run([vm_run, *args, "--", "true"], capture_output=True, text=True,
                            env=env, timeout=60)
-        check(f"vm-run {' '.join(repr(a) for a in args)} -- true: exit 2 saying why",
-              p.returncode == 2 and says in p.stderr, f"exit {p.returncode}\n{p.stderr[-400:]}")
+        ok = p.returncode == 2 and says in p.stderr
+        check(f"vm-run {' '.join(repr(a) for a in args)} -- true: exit 2 saying why", ok,
+              "" if ok else f"exit {p.returncode}\n{p.stderr[-400:]}")
     for opt in ("--timeout", "--out", "--mem", "--cpus"):
         p = subprocess.run([vm_run, "--cpus", "1", opt], capture_output=True, text=True,
                            env=env, timeout=60)
-        check(f"vm-run {opt} without a value: its usage on stderr, exit 2",
-              p.returncode == 2 and "--timeout SEC" in p.stderr,
-              f"exit {p.returncode}\n{p.stderr[-400:]}")
+        ok = p.returncode == 2 and "--timeout SEC" in p.stderr
+        check(f"vm-run {opt} without a value: its usage on stderr, exit 2", ok,
+              "" if ok else f"exit {p.returncode}\n{p.stderr[-400:]}")
 
 
 def makefile_timeouts():
