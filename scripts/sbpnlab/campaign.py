@@ -27,7 +27,7 @@ import time
 
 from . import RESULTS_FORMAT, autojobs
 from .run import ROOT, execute
-from .scenario import CCID3_OPTIONS, option_flags
+from .scenario import flow_label, setting_of
 
 # The analysis' Python (scripts/venv.sh); the VM sees it over 9p.
 VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
@@ -193,13 +193,10 @@ def arms(spec):
     its media flows, the key as report.group() makes it from meta.json
     (scenario, sweep parameters but the policy and its options, flow) and
     the label as stats.policy_of() does."""
-    params = {k: v for k, v in spec.point.items() if k != "policy" and k not in CCID3_OPTIONS}
-    key = tuple(sorted((k, str(v)) for k, v in params.items()))
+    key = tuple(sorted((k, str(v)) for k, v in setting_of(spec.point).items()))
     out = set()
     for m in spec.config["media"]:
-        label = (m["transport"] if m["transport"] != "dccp" else
-                 "+".join([m["policy"]] + [CCID3_OPTIONS[o] for o in option_flags(m)]))
-        out.add(((spec.scenario.name, key, m["name"]), label))
+        out.add(((spec.scenario.name, key, m["name"]), flow_label(m)))
     return out
 
 

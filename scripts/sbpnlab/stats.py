@@ -27,7 +27,7 @@ from scipy import stats as scipy_stats
 import records
 
 from . import RESULTS_FORMAT, quality
-from .scenario import CCID3_OPTIONS, option_flags, parse_rate
+from .scenario import flow_label, parse_rate, setting_of
 
 CLASSES = ("audio", "video")
 POLICY_ORDER = ("simple", "prio", "sbpn1", "sbpn2", "sbpn3", "udp", "tcp")
@@ -571,12 +571,8 @@ def short_group_label(group):
 
 
 def policy_of(meta, flow):
-    """A flow's row label: its DCCP policy, or its transport if not DCCP;
-    with a suffix per CCID3 option on ("sbpn2+fr", "sbpn2+sp+pd")."""
-    m = next(x for x in meta["config"]["media"] if x["name"] == flow)
-    if m["transport"] != "dccp":
-        return m["transport"]
-    return "+".join([m["policy"]] + [CCID3_OPTIONS[o] for o in option_flags(m)])
+    """A flow's row label (scenario.flow_label): "sbpn2+sp+pd", "udp+kr"."""
+    return flow_label(next(x for x in meta["config"]["media"] if x["name"] == flow))
 
 
 def policies(rows):
@@ -641,8 +637,7 @@ def run_metrics(run, buffer_s):
     for name, flow in run.flows.items():
         row = {"dir": run.dir, "run": meta["run_id"],
                "scenario": meta["config"]["scenario"]["name"],
-               "params": {k: v for k, v in meta["params"].items()
-                          if k != "policy" and k not in CCID3_OPTIONS},
+               "params": setting_of(meta["params"]),
                "policy": policy_of(meta, name), "flow": name,
                "key": (meta["seed"], meta["repetition"]), "seed": meta["seed"],
                "repetition": meta["repetition"], **shared}
