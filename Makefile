@@ -24,12 +24,15 @@
 #   make host-deps-check  every package of scripts/host-deps.sh exists in each
 #                   Debian release it supports (downloads their package lists)
 #
-# KVER=6.12 targets Debian 13's kernel instead of Debian 12's 6.1 (the
-# default), building into build/6.12/ instead of build/ (scripts/target.sh);
-# ABI=... selects another Debian ABI of the target (defaults in
-# scripts/kernel-inputs.sh).
+# KVER=6.12 targets Debian 13's kernel instead of Debian 12's 6.1,
+# building into build/6.12/ instead of build/ (scripts/target.sh); the
+# default is the host release's own (6.1 on Debian 12, 6.12 on Debian 13,
+# whose archive has no 6.1: scripts/host-deps.sh --kvers).  ABI=... selects
+# another Debian ABI of the target (defaults in scripts/kernel-inputs.sh).
 
-KVER		?= 6.1
+# The targets this host's archive has, the default first.
+HOST_KVERS	:= $(shell scripts/host-deps.sh --kvers 2>/dev/null || echo 6.1 6.12)
+KVER		?= $(firstword $(HOST_KVERS))
 ifeq ($(filter $(KVER),6.1 6.12),)
 $(error KVER=$(KVER): the targets are 6.1 and 6.12)
 endif
@@ -94,7 +97,7 @@ selftests: headers
 # make check tests this target in full and the kernel code on the others in
 # ALSO_KVERS too (the kselftest collections; see scripts/check.sh), which it
 # builds first.  ALSO_KVERS= tests this target only.
-ALSO_KVERS	?= $(filter-out $(KVER),6.1 6.12)
+ALSO_KVERS	?= $(filter-out $(KVER),$(HOST_KVERS))
 check: all
 	@for k in $(ALSO_KVERS); do \
 		$(MAKE) --no-print-directory KVER=$$k ABI= modules headers selftests || exit 1; \
@@ -105,7 +108,7 @@ check: all
 # same list (check.sh --host): style and same-series on each target (so
 # the other targets' trees too), docs, userspace, fuzzing, the harness'
 # and the analysis' tests; no VM.  check-vm: the in-guest suites SUITES
-# (dccp sbpn stress traffic testbed competing; default all of them) in one
+# (dccp sbpn stress traffic keyframe testbed competing; default all) in one
 # VM boot of this target, counted as make check counts them.
 check-host: userspace
 	@for k in $(ALSO_KVERS); do \

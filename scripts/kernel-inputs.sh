@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Make one consistent set of Debian kernel inputs available for the target
-# KVER (6.1, Debian 12's kernel, the default; or 6.12, Debian 13's, which
-# bookworm's archive also carries), from the host's archive:
+# KVER (6.1, Debian 12's kernel; or 6.12, Debian 13's, which bookworm's
+# archive also carries; the default is the host release's own, see
+# scripts/host-deps.sh --kvers), from the host's archive:
 #
 #   /lib/modules/$ABI/build          headers, installed with apt (Debian 13's
 #                                    packages install them under /usr/lib/modules,
@@ -33,7 +34,10 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${CACHE:-$ROOT/.cache/kernel}
-KVER=${KVER:-6.1}
+if [ -z "${KVER:-}" ]; then
+	KVER=$("$ROOT/scripts/host-deps.sh" --kvers 2>/dev/null) || KVER=6.1
+	KVER=${KVER%% *}
+fi
 
 # The host's Debian release (bookworm or trixie), for the 6.12 default.
 RELEASE=$("$ROOT/scripts/host-deps.sh" --release 2>/dev/null || echo bookworm)

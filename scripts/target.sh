@@ -2,8 +2,8 @@
 #
 # Sourced by the scripts that build, boot or test: which kernel they are for.
 #
-# KVER selects the target, 6.1 (Debian 12's kernel, the default) or 6.12
-# (Debian 13's).  scripts/kernel-inputs.sh describes the target's inputs in
+# KVER selects the target, 6.1 (Debian 12's kernel) or 6.12 (Debian 13's);
+# the default is the host release's own (scripts/host-deps.sh --kvers).  scripts/kernel-inputs.sh describes the target's inputs in
 # $CACHE/$KVER.env (ABI, DEBVER); its build outputs go to build/ for 6.1 and
 # to build/$KVER/ for another target, so that both can be built side by side.
 # BUILD may be set to another directory for the modules and the VM's files
@@ -11,7 +11,10 @@
 # Expects ROOT; sets and exports KVER and BUILD, sets TARGET_BUILD, CACHE,
 # ABI, DEBVER and KDIR (the headers' build directory).
 
-KVER=${KVER:-6.1}
+if [ -z "${KVER:-}" ]; then
+	KVER=$("$ROOT/scripts/host-deps.sh" --kvers 2>/dev/null) || KVER=6.1
+	KVER=${KVER%% *}
+fi
 CACHE=${CACHE:-$ROOT/.cache/kernel}
 if [ "$KVER" = 6.1 ]; then
 	TARGET_BUILD=$ROOT/build
