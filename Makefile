@@ -26,12 +26,15 @@
 #
 # KVER=6.12 targets Debian 13's kernel instead of Debian 12's 6.1 (the
 # default), building into build/6.12/ instead of build/ (scripts/target.sh);
+# KVER=7.3, Debian 13's newest kernel, which has no DCCP, builds 6.12's DCCP
+# with patches/7.x in a Debian 13 root into build/7.3/ (make modules; its
+# VM tests are not part of make check: Documentation/dccp-on-7x.rst);
 # ABI=... selects another Debian ABI of the target (defaults in
 # scripts/kernel-inputs.sh).
 
 KVER		?= 6.1
-ifeq ($(filter $(KVER),6.1 6.12),)
-$(error KVER=$(KVER): the targets are 6.1 and 6.12)
+ifeq ($(filter $(KVER),6.1 6.12 7.3),)
+$(error KVER=$(KVER): the targets are 6.1, 6.12 and 7.3)
 endif
 ROOT		:= $(CURDIR)
 # The target's build directory; not to be overridden (make check builds the
@@ -59,11 +62,14 @@ inputs:
 # (from the series in PATCHES, default patches/) and build the DCCP modules
 # from it into DIR/modules, against KDIR (default: Debian's headers, which
 # the target's env file names).  The kernel ABI is only known once the
-# inputs exist, so kbuild runs in a recursive make that reads it from there.
+# inputs exist, so kbuild runs in a recursive make that reads it from there;
+# for 7.3 in the target's Debian 13 root (KROOT, scripts/in-root.sh), whose
+# make then knows nothing of ours (-j1 there).
 define dccp_modules
 	@BUILD=$(1) $(if $(4),PATCHES=$(4)) scripts/build-tree.sh
-	@. $(ENV) && \
-	$(MAKE) --no-print-directory -C $(or $(3),$${KDIR:-/lib/modules/$$ABI/build}) \
+	@. $(ENV) && mk='$(MAKE)' && \
+	if [ -n "$${KROOT:-}" ]; then mk="scripts/in-root.sh $$KROOT make -j1"; fi && \
+	$$mk --no-print-directory -C $(or $(3),$${KDIR:-/lib/modules/$$ABI/build}) \
 		M=$(1)/tree/net/dccp \
 		NOSTDINC_FLAGS="-I$(1)/tree/include -I$(1)/tree/include/uapi" \
 		CONFIG_IP_DCCP=m CONFIG_INET_DCCP_DIAG=m \
