@@ -27,14 +27,18 @@
 # KVER=6.12 targets Debian 13's kernel instead of Debian 12's 6.1,
 # building into build/6.12/ instead of build/ (scripts/target.sh); the
 # default is the host release's own (6.1 on Debian 12, 6.12 on Debian 13,
-# whose archive has no 6.1: scripts/host-deps.sh --kvers).  ABI=... selects
-# another Debian ABI of the target (defaults in scripts/kernel-inputs.sh).
+# whose archive has no 6.1: scripts/host-deps.sh --kvers).  KVER=7.3,
+# Debian 13's newest kernel, which has no DCCP, builds 6.12's DCCP with
+# patches/7.x in a Debian 13 root into build/7.3/ (make modules; work in
+# progress, not part of make check: Documentation/dccp-on-7x.rst).  ABI=...
+# selects another Debian ABI of the target (defaults in
+# scripts/kernel-inputs.sh).
 
 # The targets this host's archive has, the default first.
 HOST_KVERS	:= $(shell scripts/host-deps.sh --kvers 2>/dev/null || echo 6.1 6.12)
 KVER		?= $(firstword $(HOST_KVERS))
-ifeq ($(filter $(KVER),6.1 6.12),)
-$(error KVER=$(KVER): the targets are 6.1 and 6.12)
+ifeq ($(filter $(KVER),6.1 6.12 7.3),)
+$(error KVER=$(KVER): the targets are 6.1, 6.12 and 7.3)
 endif
 ROOT		:= $(CURDIR)
 # The target's build directory; not to be overridden (make check builds the
@@ -62,11 +66,14 @@ inputs:
 # (from the series in PATCHES, default patches/) and build the DCCP modules
 # from it into DIR/modules, against KDIR (default: Debian's headers, which
 # the target's env file names).  The kernel ABI is only known once the
-# inputs exist, so kbuild runs in a recursive make that reads it from there.
+# inputs exist, so kbuild runs in a recursive make that reads it from there;
+# for 7.3 in the target's Debian 13 root (KROOT, scripts/in-root.sh), whose
+# make then knows nothing of ours (-j1 there).
 define dccp_modules
 	@BUILD=$(1) $(if $(4),PATCHES=$(4)) scripts/build-tree.sh
-	@. $(ENV) && \
-	$(MAKE) --no-print-directory -C $(or $(3),$${KDIR:-/lib/modules/$$ABI/build}) \
+	@. $(ENV) && mk='$(MAKE)' && \
+	if [ -n "$${KROOT:-}" ]; then mk="scripts/in-root.sh $$KROOT make -j1"; fi && \
+	$$mk --no-print-directory -C $(or $(3),$${KDIR:-/lib/modules/$$ABI/build}) \
 		M=$(1)/tree/net/dccp \
 		NOSTDINC_FLAGS="-I$(1)/tree/include -I$(1)/tree/include/uapi" \
 		CONFIG_IP_DCCP=m CONFIG_INET_DCCP_DIAG=m \

@@ -5,9 +5,13 @@
 # see target.sh), a minimal kernel tree to build DCCP out of tree:
 #
 #   1. copy net/dccp and the dccp headers/documentation from the Debian
-#      source package (see kernel-inputs.sh),
+#      source package (see kernel-inputs.sh; for 7.3, 6.12's: DCCP_SRC),
 #   2. apply patches/0*.patch in order (the cover letter is skipped),
-#   3. add our out-of-tree glue from kernel/ into net/dccp/.
+#   3. for 7.3 only: copy the functions 7.x no longer exports out of the
+#      fetched sources (scripts/carry.py, patches/7.x/carry.list) into
+#      net/dccp/compat/, then apply patches/7.x/0*.patch, which adapt DCCP
+#      to 7.x and those copies to DCCP,
+#   4. add our out-of-tree glue from kernel/ into net/dccp/.
 #
 # The result is assembled aside and then synchronised into build/tree file by
 # file, so that unchanged files keep their mtimes and kbuild rebuilds only
@@ -20,7 +24,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/target.sh
 . "$ROOT/scripts/target.sh"
-SRC=$CACHE/$ABI/source
+SRC=${DCCP_SRC:-$CACHE/$ABI/source}
 TREE=$BUILD/tree
 PATCHES=${PATCHES:-$ROOT/patches}
 NEW=$BUILD/tree.new
@@ -33,6 +37,8 @@ PARTS=(
 	include/linux/dccp.h
 	Documentation/networking/dccp.rst
 )
+# 7.x removed CCID 3's shared header along with DCCP.
+[ -z "${DCCP_SRC:-}" ] || PARTS+=(include/linux/tfrc.h)
 
 die() { echo "build-tree: error: $*" >&2; exit 1; }
 
@@ -43,15 +49,29 @@ for p in "${PARTS[@]}"; do
 	cp -a "$SRC/$p" "$NEW/$p"
 done
 
-for patch in "$PATCHES"/0*.patch; do
-	[ -e "$patch" ] || break
-	case $(basename "$patch") in 0000-*) continue ;; esac
-	if ! out=$(patch -p1 -d "$NEW" --batch --forward --fuzz=0 --dry-run -i "$patch" 2>&1); then
-		echo "$out" >&2
-		die "patch does not apply: patches/$(basename "$patch")"
-	fi
-	patch -p1 -d "$NEW" --batch --forward --fuzz=0 --no-backup-if-mismatch --quiet -i "$patch"
-done
+apply() { # series directory: its 0*.patch in order, the cover letter skipped
+	local patch
+	for patch in "$1"/0*.patch; do
+		[ -e "$patch" ] || break
+		case $(basename "$patch") in 0000-*) continue ;; esac
+		if ! out=$(patch -p1 -d "$NEW" --batch --forward --fuzz=0 --dry-run -i "$patch" 2>&1); then
+			echo "$out" >&2
+			die "patch does not apply: ${patch#"$ROOT"/}"
+		fi
+		patch -p1 -d "$NEW" --batch --forward --fuzz=0 --no-backup-if-mismatch --quiet -i "$patch"
+	done
+}
+apply "$PATCHES"
+
+if [ -n "${DCCP_SRC:-}" ]; then
+	mkdir -p "$NEW/net/dccp/compat"
+	"$ROOT/scripts/carry.py" --list "$ROOT/patches/7.x/carry.list" \
+		--out "$NEW/net/dccp/compat" \
+		--src "7.3=$CACHE/$ABI/source=linux-source-7.3 $DEBVER" \
+		--src "6.12=$DCCP_SRC=linux-source-6.12 $DCCP_DEBVER" ||
+		die "scripts/carry.py failed"
+	apply "$ROOT/patches/7.x"
+fi
 
 cp "$ROOT"/kernel/* "$NEW/net/dccp/"
 
