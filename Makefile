@@ -185,16 +185,20 @@ bench: inputs
 # The TCP-friendliness benchmark (Documentation/testbed.rst): a greedy DCCP
 # sender against 1, 2 or 4 Reno flows, scripts/scenarios/friendliness-*.toml,
 # the cells picked by FR_CELLS, 10 runs of 40 s each: SIMPLE and SBPN2 with
-# size pacing off (unmodified CCID 3) and on (patch 32) over our modules, in
+# size pacing off (unmodified CCID 3) and on (patch 34) over our modules, in
 # one VM boot; then the runs with size pacing on (FR_V2_ONLY: SBPN2 only, by
-# default) over the old patch 32's modules in a second, into campaigns named
+# default) over the old size pacing patch's modules in a second, into campaigns named
 # <scenario>-v2; then `sbpn-lab friendliness` prints the table and writes
 # FR_RESULTS/friendliness.csv.  The old modules are built under
 # build/friendliness-v2 from the series as it was at FR_V2_COMMIT: f5e84ea,
-# the last commit before patch 32 was rewritten, whose patch 32 is 28ab640's
-# and whose other patches are today's (39, the receiver's open loss
-# interval, and 38's revision came after 28ab640), so that the two module
-# sets differ in patch 32 alone.  FR_ONLY=REGEX keeps the runs whose id
+# the last commit before the size pacing patch (then 32, now 34) was
+# rewritten, whose size pacing patch is 28ab640's and whose other patches
+# were today's (its 39, the receiver's open loss interval, and 38's revision
+# came after 28ab640), so that the two module sets differed in that patch
+# alone.  Today's patches 7-8 (t_ipi and the first loss interval at the
+# edges of their arithmetic) came later; a greedy sender of equal packets,
+# whose first loss comes after feedback has measured its rate, reaches
+# neither.  FR_ONLY=REGEX keeps the runs whose id
 # matches as well (FR_ONLY='rep=0[1-3]$': three repetitions); a second
 # call resumes.
 FR_JOBS		?= 8
@@ -219,7 +223,7 @@ friendliness-v2-modules: inputs
 	@rm -rf $(FR_V2)/patches && mkdir -p $(FR_V2)
 	@git -C $(ROOT) archive $(FR_V2_COMMIT) patches | tar -x -C $(FR_V2)
 	$(call dccp_modules,$(FR_V2),SBPN_VERSION=$(SBPN_VERSION)+v2-$(FR_V2_COMMIT),,$(FR_V2)/patches)
-	@echo "friendliness: old patch 32's modules in $(FR_V2)/modules (version" \
+	@echo "friendliness: the old size pacing patch's modules in $(FR_V2)/modules (version" \
 		"$(SBPN_VERSION)+v2-$(FR_V2_COMMIT))"
 
 friendliness: all venv friendliness-v2-modules

@@ -30,7 +30,7 @@ struct tfrc_tx_info {
 };
 
 /*
- * Patch 28's option number.  A stock 6.1 kernel answers it with
+ * Patch 30's option number.  A stock 6.1 kernel answers it with
  * ENOPROTOOPT, so a build against the stock header needs no stub.
  */
 #ifndef DCCP_SOCKOPT_FASTER_RESTART
