@@ -24,9 +24,7 @@ import tempfile
 import threading
 import time
 
-import records
-
-from . import RESULTS_FORMAT, schedule
+from . import RESULTS_FORMAT, records, schedule
 from .scenario import keyframe_sources, option_flags
 from .testbed import RECEIVER_ADDR, SENDER_ADDR, Testbed
 

@@ -24,9 +24,7 @@ import os
 import numpy as np
 from scipy import stats as scipy_stats
 
-import records
-
-from . import RESULTS_FORMAT, quality
+from . import RESULTS_FORMAT, quality, records
 from .scenario import flow_label, parse_rate, setting_of
 
 CLASSES = ("audio", "video")

@@ -18,8 +18,9 @@ at least one.  Prints one summary line; exit 1 on any violation.
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import records  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "scripts"))
+from sbpnlab import records  # noqa: E402
 
 
 def check_notices(path, s, sent, got, errs):

@@ -27,8 +27,8 @@ US = os.path.dirname(HERE)
 ROOT = os.path.dirname(US)
 SEND, RECV, BULK = f"{US}/bin/sbpn-send", f"{US}/bin/sbpn-recv", f"{US}/bin/sbpn-bulk"
 PCAP2TRACE = f"{ROOT}/scripts/pcap2trace.py"
-sys.path.insert(0, HERE)
-import records  # noqa: E402
+sys.path.insert(0, f"{ROOT}/scripts")
+from sbpnlab import records  # noqa: E402
 
 TMP = tempfile.mkdtemp(prefix="sbpn-tests.")
 results = []

@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """Reader for the per-packet record files (Documentation/records.rst, v1).
 
-Shared by the userspace tests and sbpnlab (the runner and the analysis),
-which also read the CCID log, the drop notices, sbpn-bulk's records and
-link.log with it (magic= their format line).
+The one reader of the record formats, for sbpnlab (the runner and the
+analysis) and the tests (userspace/tests, scripts/tests), which import it
+as "from sbpnlab import records".  Standard library only: it runs inside
+the VM with the host's python3.  It also reads the CCID log, the drop
+notices, sbpn-bulk's records and link.log (magic= their format line).
 read(path) -> Records(meta, columns, rows, trailer); rows are dicts of
 strings.  A file of another format version is refused with the version
 found; malformed lines raise ValueError naming the file and line.
