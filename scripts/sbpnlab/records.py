@@ -4,11 +4,16 @@
 The one reader of the record formats, for sbpnlab (the runner and the
 analysis) and the tests (userspace/tests, scripts/tests), which import it
 as "from sbpnlab import records".  Standard library only: it runs inside
-the VM with the host's python3.  It also reads the CCID log, the drop
-notices, sbpn-bulk's records and link.log (magic= their format line).
-read(path) -> Records(meta, columns, rows, trailer); rows are dicts of
-strings.  A file of another format version is refused with the version
-found; malformed lines raise ValueError naming the file and line.
+the VM with the host's python3.
+
+read(path, magic) -> Records(meta, columns, rows, trailer); rows are dicts
+of strings.  The same reader takes the CCID log, sbpn-bulk's records and
+link.log (magic= their format line); read_notices(path) the drop notices.
+A file of another format version is refused with the version found;
+malformed lines raise ValueError naming the file and line.
+read_comments(path) -> (meta, trailer) of a file that may be unfinished.
+parse_kv() is the one parser of a '# key: value' line: every reader here
+uses it.
 """
 import sys
 
@@ -34,10 +39,13 @@ class Records:
         return self.trailer.get("complete") == "1"
 
 
-def _kv(path, n, line):
+def parse_kv(line):
+    """(key, value) of a metadata or trailer line '# key: value' (the value
+    runs to the end of the line and may be empty), or None if line is not
+    one."""
     body = line[1:].strip()
-    if ": " not in body and not body.endswith(":"):
-        raise ValueError(f"{path}:{n}: expected '# key: value', got {line!r}")
+    if not line.startswith("#") or (": " not in body and not body.endswith(":")):
+        return None
     k, _, v = body.partition(":")
     return k.strip(), v.strip()
 
@@ -53,8 +61,10 @@ def read(path, magic=FORMAT):
     meta, trailer, rows, columns = {}, {}, [], None
     for n, line in enumerate(lines[1:], start=2):
         if line.startswith("#"):
-            k, v = _kv(path, n, line)
-            (meta if columns is None else trailer)[k] = v
+            kv = parse_kv(line)
+            if kv is None:
+                raise ValueError(f"{path}:{n}: expected '# key: value', got {line!r}")
+            (meta if columns is None else trailer)[kv[0]] = kv[1]
             continue
         if columns is None:
             columns = line.split("\t")
@@ -68,6 +78,36 @@ def read(path, magic=FORMAT):
     if columns is None:
         raise ValueError(f"{path}: no column header")
     return Records(meta, columns, rows, trailer)
+
+
+def read_notices(path):
+    """The drop notices sbpn-send --notices wrote (NOTICES_FORMAT): Records
+    whose columns are NOTICES_COLUMNS, else ValueError."""
+    r = read(path, magic=NOTICES_FORMAT)
+    if r.columns != NOTICES_COLUMNS:
+        raise ValueError(f"{path}: notices columns {r.columns}, expected {NOTICES_COLUMNS}")
+    return r
+
+
+def read_comments(path):
+    """(meta, trailer): the '# key: value' lines before and after the column
+    header of a record file of any format, for the runner, which must look
+    at files that a killed or failing program left unfinished: the format
+    line and the rows are not checked, a line that is not '# key: value'
+    is skipped, bytes that are not UTF-8 are replaced.  Everything else
+    reads with read()."""
+    meta, trailer, header_seen = {}, {}, False
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f):
+            if n == 0:
+                continue
+            if not line.startswith("#"):
+                header_seen = True
+                continue
+            kv = parse_kv(line)
+            if kv is not None:
+                (trailer if header_seen else meta)[kv[0]] = kv[1]
+    return meta, trailer
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ bad = []
 if rc != 0:
     bad.append(f"sbpn-send exit {rc}")
 snd = records.read(base + ".send.tsv")
-notices = records.read(base + ".notices.tsv", magic=records.NOTICES_FORMAT)
+notices = records.read_notices(base + ".notices.tsv")
 frames = {}
 for x in snd.rows:
     if x["class"] == "video":
