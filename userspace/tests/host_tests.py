@@ -482,6 +482,21 @@ def notices_reader_checks_format_and_columns():
           "Traceback" not in a.stderr, f"account rc {a.returncode}: {a.stdout} {a.stderr}")
 
 
+NOTICE_TEST = f"{US}/build/notice-test"
+
+
+@test
+def errqueue_reader_unit():
+    """The drop-notice reader's control buffer and refusals, against ICMP
+    errors on loopback (tests/notice_test.c, built by make check)."""
+    check(os.access(NOTICE_TEST, os.X_OK), f"{NOTICE_TEST} not built (make -C userspace check)")
+    p = run([NOTICE_TEST])
+    check(p.returncode == 0 and "not ok" not in p.stdout, f"notice-test:\n{p.stdout}")
+    for line in p.stdout.splitlines():
+        if "# SKIP" in line:
+            print(f"# notice-test: {line}")
+
+
 @test
 def sender_sigint_partial_records():
     out = f"{TMP}/int.send.tsv"
