@@ -17,7 +17,8 @@
 #   2. userspace host tests (make -C userspace check), and libFuzzer on the
 #      model and trace parsers for FUZZ_SECONDS (default 20) each
 #   3. the harness' host tests (scripts/tests/: the test accounting itself,
-#      scenarios, host-deps.sh's package list per Debian release; the
+#      scenarios, host-deps.sh's package list per Debian release, the table
+#      that opens Documentation/results.rst; the
 #      analysis, the sequential decision and the command lines' edges
 #      with the pinned .venv)
 #   4. the harness's own tests on the host (they boot VMs on purpose to see
@@ -155,6 +156,10 @@ host_tests() {
 	echo "== scenarios (host)"
 	python3 scripts/tests/test_scenario.py 2>&1 | tee "$LOG/scenario.log"
 	count_suite scenario "$LOG/scenario.log" "${PIPESTATUS[0]}"
+
+	echo "== results table (host)"
+	python3 scripts/tests/test_results_table.py 2>&1 | tee "$LOG/results-table.log"
+	count_suite results-table "$LOG/results-table.log" "${PIPESTATUS[0]}"
 
 	echo "== analysis (host)"
 	if scripts/venv.sh >"$LOG/venv.log" 2>&1; then

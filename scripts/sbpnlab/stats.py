@@ -24,9 +24,7 @@ import os
 import numpy as np
 from scipy import stats as scipy_stats
 
-import records
-
-from . import RESULTS_FORMAT, quality
+from . import RESULTS_FORMAT, quality, records
 from .scenario import flow_label, parse_rate, setting_of
 
 CLASSES = ("audio", "video")
@@ -221,7 +219,7 @@ def read_cc_log(path, t0_ns):
 def read_notices(path):
     """{seq: reason} of a flow's drop notices (sbpn-send --notices)."""
     try:
-        r = records.read(path, magic=records.NOTICES_FORMAT)
+        r = records.read_notices(path)
         return {int(x["seq"]): x["reason"] for x in r.rows}
     except (OSError, ValueError, KeyError) as e:
         raise FormatError(f"{path}: {e}") from None

@@ -252,7 +252,7 @@ def flow_of(packets, delays, order=None, start_ns=5_000_000_000):
         paths.append(os.path.join(TMP, f"flow-{name}.rec"))
         with open(paths[-1], "w") as f:
             f.write(text)
-    from sbpnlab.stats import records
+    from sbpnlab import records
     return stats.MediaFlow("call", records.read(paths[0]), records.read(paths[1]), start_ns)
 
 
