@@ -74,11 +74,13 @@ SOURCES = [
 LEGEND = (
     "Each variant against {baseline} (unmodified DCCP): the difference paired by seed, "
     "mean ±95 % interval, of 60 s runs; the newest result of each setting and variant, "
-    "all from the v13 campaigns (patch 32 as RFC 5348 allows it, and patch 39; every "
-    "earlier campaign, in the sections below, measured the \"+sp\" variants with the "
-    "earlier rules).  Audio packets and whole video frames on time in percentage "
-    "points, the two Reno flows' goodput summed in kbit/s (``-``: none competes).  "
-    "sbpn2+sp+pd+owd+fw is SBPN2 with patches 32-34 and 38, the best variant.  The "
+    "all from the v13 campaigns (size pacing as RFC 5348 allows it, and the open loss "
+    "interval counted after the first loss event; every earlier campaign, in the "
+    "sections below, measured the \"+sp\" variants with the earlier rules).  Audio "
+    "packets and whole video frames on time in percentage points, the two Reno flows' "
+    "goodput summed in kbit/s (``-``: none competes).  sbpn2+sp+pd+owd+fw, the best "
+    "variant, is SBPN2 with size pacing, the predicted departure, the one-way delay "
+    "RTT - min RTT/2 and frames given up whole.  The "
     "sender's DCCP queue holds 5 packets unless qlen 32, the bottleneck's 20 unless "
     "12,500 B (100 under 2 % loss).  The summaries, in ``Documentation/results/``: "
     "{summaries}.")
