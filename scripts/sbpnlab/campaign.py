@@ -96,10 +96,17 @@ def parse_shard(text):
     return int(m.group(1)), int(m.group(2))
 
 
+def matches(spec, only):
+    """Whether --only's regular expression finds the run id or the run's
+    variant name ('^best$' picks a variant, 'rep=01$' a repetition)."""
+    return bool(re.search(only, spec.id) or
+                (spec.variant is not None and re.search(only, spec.variant)))
+
+
 def selected(scenario, only=None, shard=None):
-    """The scenario's runs under --only (a regular expression on the run id)
-    and shard (K, N): whole repetitions, (rep - 1) mod N = K - 1."""
-    return [r for r in scenario.runs() if (not only or re.search(only, r.id)) and
+    """The scenario's runs under --only (matches()) and shard (K, N): whole
+    repetitions, (rep - 1) mod N = K - 1."""
+    return [r for r in scenario.runs() if (not only or matches(r, only)) and
             (not shard or (r.rep - 1) % shard[1] == shard[0] - 1)]
 
 
@@ -114,12 +121,18 @@ def _write_json(camp_dir, index):
 def write_index(scenario, camp_dir, name, only=None, shard=None, decide=None):
     """campaign.json: the runs this campaign (or shard of it) is to have,
     those of --only when it is given (the report counts the others as not
-    wanted, not as missing), and the settings of run --decide, if given
-    (runs of comparisons that stopped early stay unmade)."""
+    wanted, not as missing), the scenario's variants (each name with its
+    part of the run ids, which the report labels the runs by) and
+    comparisons, and the settings of run --decide, if given (runs of
+    comparisons that stopped early stay unmade)."""
+    named = ({"variants": [{"name": v["name"], "point": v["point"]}
+                           for v in scenario.variants],
+              "baseline": scenario.baseline, "compare": scenario.comparisons}
+             if scenario.variants else {})
     _write_json(camp_dir, {
         "format": RESULTS_FORMAT, "campaign": name,
         "scenario_file": os.path.abspath(scenario.path), "scenario": scenario.name,
-        "sweep": scenario.sweep, "only": only,
+        "sweep": scenario.sweep, **named, "only": only,
         "repetitions": scenario.config["scenario"]["repetitions"],
         "shard": f"{shard[0]}/{shard[1]}" if shard else None,
         "runs": [r.id for r in selected(scenario, only, shard)],
@@ -140,7 +153,7 @@ def merge_campaigns(dest, sources, out=sys.stderr):
                 indexes.append(json.load(f))
         except (OSError, ValueError) as e:
             raise ValueError(f"{src}: no readable campaign.json ({e})") from None
-    same = ("scenario", "sweep", "only", "repetitions")
+    same = ("scenario", "sweep", "variants", "only", "repetitions")
     for src, ix in zip(sources[1:], indexes[1:]):
         for k in same:
             if ix.get(k) != indexes[0].get(k):
