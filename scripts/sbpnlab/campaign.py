@@ -202,16 +202,23 @@ def merge_campaigns(dest, sources, out=sys.stderr):
 
 
 def arms(spec):
-    """What a run is part of: {(comparison key, policy label)} for each of
-    its media flows, the key as report.group() makes it from meta.json
-    (scenario, sweep parameters but the policy and its options, flow) and
-    the label as stats.policy_of() does."""
-    params = {k: v for k, v in spec.point.items() if k != "policy" and k not in CCID3_OPTIONS}
+    """What a run is part of: {(comparison key, row label)} for each of
+    its media flows, as report.group() and stats.run_metrics() make them
+    from meta.json and campaign.json: the key is (scenario, the setting's
+    sweep values, flow), the label the variant's name; without variants,
+    the key holds the sweep values but the policy and its options, and
+    the label is stats.policy_of()'s."""
+    if spec.variant is not None:
+        params = {k: v for k, v in spec.point.items()
+                  if k not in spec.scenario.variants[0]["point"]}
+    else:
+        params = {k: v for k, v in spec.point.items()
+                  if k != "policy" and k not in CCID3_OPTIONS}
     key = tuple(sorted((k, str(v)) for k, v in params.items()))
     out = set()
     for m in spec.config["media"]:
-        label = (m["transport"] if m["transport"] != "dccp" else
-                 "+".join([m["policy"]] + [CCID3_OPTIONS[o] for o in option_flags(m)]))
+        label = spec.variant or (m["transport"] if m["transport"] != "dccp" else "+".join(
+            [m["policy"]] + [CCID3_OPTIONS[o] for o in option_flags(m)]))
         out.add(((spec.scenario.name, key, m["name"]), label))
     return out
 

@@ -133,13 +133,16 @@ class MediaFlow:
 
 
 class Run:
-    """One complete run: meta, media flows, CCID3 logs, TCP flows, link log."""
+    """One complete run: meta, media flows, CCID3 logs, TCP flows, link log;
+    variant: (rank, {"name", "point"}) of the campaign's variants
+    (campaign.json's, in its order) that this run is, or None."""
 
-    def __init__(self, run_dir):
+    def __init__(self, run_dir, variants=None):
         self.dir = run_dir
         self.meta = read_meta(run_dir)
         if self.meta.get("status") != "complete" or "t0_ns" not in self.meta:
             raise FormatError(f"{run_dir}: run not complete: {self.meta.get('reason')}")
+        self.variant = variant_of(self.meta.get("params", {}), variants or [])
         self.t0_ns = self.meta["t0_ns"]
         sends = sorted(glob.glob(os.path.join(run_dir, "media-*.send.rec")))
         self.flows, self.cc = {}, {}
@@ -570,6 +573,16 @@ def short_group_label(group):
     return f"IW{group['initcwnd']} {size} {group['cc']}"
 
 
+def variant_of(params, variants):
+    """(rank, variant) of the variant (campaign.json: {"name", "point"})
+    whose part of the run ids a run's sweep values params have, or None:
+    a campaign run before scenarios named their variants."""
+    for rank, v in enumerate(variants):
+        if all(k in params and params[k] == x for k, x in v["point"].items()):
+            return rank, v
+    return None
+
+
 def policy_of(meta, flow):
     """A flow's row label: its DCCP policy, or its transport if not DCCP;
     with a suffix per CCID3 option on ("sbpn2+fr", "sbpn2+sp+pd")."""
@@ -579,13 +592,36 @@ def policy_of(meta, flow):
     return "+".join([m["policy"]] + [CCID3_OPTIONS[o] for o in option_flags(m)])
 
 
+def identity(meta, flow, variant):
+    """What a flow's metric row is part of: params, the sweep values that
+    make its comparison; policy, its row label; label, its policy and
+    options ("sbpn2+sp+pd"); rank, its variant's place.  A named variant
+    (variant_of()'s (rank, variant)) is labelled by its name and compared
+    across the setting's sweep values; else the row is labelled by its
+    options and compared across the sweep values but the policy and its
+    options."""
+    label = policy_of(meta, flow)
+    if variant is None:
+        return {"params": {k: v for k, v in meta["params"].items()
+                           if k != "policy" and k not in CCID3_OPTIONS},
+                "policy": label, "label": label, "rank": None}
+    rank, v = variant
+    return {"params": {k: x for k, x in meta["params"].items() if k not in v["point"]},
+            "policy": v["name"], "label": label, "rank": rank}
+
+
 def policies(rows):
-    """The policies of metric rows in POLICY_ORDER, each followed by its
-    variants with options, fewest options first; unknown ones last."""
+    """The row labels of metric rows: named variants in their scenario's
+    order; then the policies in POLICY_ORDER, each followed by the same
+    with options, fewest options first; unknown ones last."""
+    ranks = {r["policy"]: r["rank"] for r in rows if r.get("rank") is not None}
+
     def key(label):
+        if label in ranks:
+            return (0, ranks[label])
         base, *opts = label.split("+")
         known = base in POLICY_ORDER
-        return (not known, POLICY_ORDER.index(base) if known else 0, base, len(opts),
+        return (1, not known, POLICY_ORDER.index(base) if known else 0, base, len(opts),
                 opts)
 
     return sorted({r["policy"] for r in rows}, key=key)
@@ -641,9 +677,7 @@ def run_metrics(run, buffer_s):
     for name, flow in run.flows.items():
         row = {"dir": run.dir, "run": meta["run_id"],
                "scenario": meta["config"]["scenario"]["name"],
-               "params": {k: v for k, v in meta["params"].items()
-                          if k != "policy" and k not in CCID3_OPTIONS},
-               "policy": policy_of(meta, name), "flow": name,
+               **identity(meta, name, run.variant), "flow": name,
                "key": (meta["seed"], meta["repetition"]), "seed": meta["seed"],
                "repetition": meta["repetition"], **shared}
         for cls in CLASSES:
