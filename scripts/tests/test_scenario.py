@@ -31,7 +31,8 @@ ROOT = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
 from sbpnlab import autojobs, campaign, netlink, schedule  # noqa: E402
 from sbpnlab import run as run_mod  # noqa: E402
-from sbpnlab.scenario import CCID3_OPTIONS, ScenarioError, load, option_flags  # noqa: E402
+from sbpnlab.scenario import (CCID3_OPTIONS, ScenarioError, effective, load,  # noqa: E402
+                              option_flags)
 
 GOOD = """\
 [scenario]
@@ -621,18 +622,54 @@ def timeouts(cli, good, tmp):
     est = len(load(demo).runs()) * (16 + campaign.RUN_OVERHEAD_S)
     check("sbpn-lab timeout of all of demo.toml at --jobs 1 allows its runs' time",
           rc == 0 and got >= 2 * est, f"{rc} {got} {err}")
-    env = dict(os.environ, VM_TIMEOUT="900")
+    env = dict(os.environ, VM_TIMEOUT="600")
     p = subprocess.run(cli + ["run", demo, "--results", tmp, "--dry-run"],
                        capture_output=True, text=True, env=env)
     check("sbpn-lab run in a VM whose --timeout is too short says so at the start",
-          "vm-run's --timeout 900" in p.stderr and "sbpn-lab timeout" in p.stderr,
+          "vm-run's --timeout 600" in p.stderr and "sbpn-lab timeout" in p.stderr,
           f"{p.returncode} {p.stderr[-400:]!r}")
     env["VM_TIMEOUT"] = str(got)
     p = subprocess.run(cli + ["run", demo, "--results", tmp, "--dry-run"],
                        capture_output=True, text=True, env=env)
     check("... and not when it is the one sbpn-lab timeout gives",
-          "warning" not in p.stderr and "about 2h18m at --jobs 1" in p.stderr,
+          "warning" not in p.stderr and "about 13m00s at --jobs 1" in p.stderr,
           p.stderr[-400:])
+
+
+# Run ids of campaigns run before the scenarios named their variants
+# (results/*/campaign.json, picked from the sweep with --only): the
+# converted scenarios must list exactly these, in this order, so that the
+# old campaign directories resume and report.
+F5 = "size_pacing={},predict={},owd={},frame={}"
+RFC3 = ["policy=simple," + F5.format(*[False] * 4), "policy=sbpn2," + F5.format(*[False] * 4),
+        "policy=sbpn2," + F5.format(*[True] * 4)]
+OLD_CAMPAIGNS = [
+    # v13-rfc-tcp-rtt80-q5: frame-tcp-rtt80-q5.toml's SIMPLE, SBPN2 and best
+    ("frame-tcp-rtt80-q5.toml", "^(simple|sbpn2|best)$",
+     [f"{v},rep={r:02d}" for r in range(1, 31) for v in RFC3]),
+    # v13-rfc-bytes-tcp-rtt: the same three at three RTTs
+    ("bytes-tcp-rtt.toml", None,
+     [f"{v},rtt_ms={t},rep={r:02d}" for r in range(1, 31) for v in RFC3 for t in (30, 80, 150)]),
+    # v13-voice-square: SIMPLE without and with size pacing, and UDP
+    ("voice-square.toml", None,
+     [f"policy={v},rep={r:02d}" for r in range(1, 31) for v in
+      ("simple,size_pacing=False", "simple,size_pacing=True", "udp,size_pacing=False")]),
+    # make demo before its variants: DEMO_ONLY's three
+    ("demo.toml", None, [f"{v},rep={r:02d}" for r in range(1, 11) for v in RFC3]),
+]
+
+
+def same_configuration(runs):
+    """Pairs of run ids of one repetition whose configurations are the same
+    once what their policies ignore is dropped (scenario.effective)."""
+    seen, twice = {}, []
+    for r in runs:
+        cfg = dict(r.config, media=[sorted(effective(m).items()) for m in r.config["media"]])
+        key = json.dumps(cfg, sort_keys=True)
+        if key in seen:
+            twice.append((seen[key], r.id))
+        seen[key] = r.id
+    return twice
 
 
 def counts(tmp, cli, scenario, only=None):
@@ -715,6 +752,65 @@ def variants(tmp, cli):
           index.get("compare") == [["simple", "sbpn2"], ["simple", "best"]] and
           index.get("baseline") == "simple",
           str({k: index.get(k) for k in ("variants", "baseline", "compare")}))
+
+
+def shipped_variants(tmp, cli):
+    """The shipped scenarios name their variants: none runs a configuration
+    twice or picks runs with a regex in a comment; demo.toml's count is
+    the same everywhere, --help's included; the converted scenarios list
+    the run ids of the campaigns run before, and such a campaign resumes."""
+    shipped = sorted(glob.glob(os.path.join(SCRIPTS, "scenarios", "*.toml")))
+    twice = {}
+    for p in shipped:
+        try:
+            twice[os.path.basename(p)] = same_configuration(load(p).runs(reps=1))
+        except ScenarioError:
+            pass        # "loads ..." says so
+    twice = {k: v for k, v in twice.items() if v}
+    check("no shipped scenario runs a configuration twice", not twice,
+          "; ".join(f"{k}: {v[0][1]} as {v[0][0]} ({len(v)} in all)" for k, v in twice.items()))
+    with_regex = [os.path.basename(p) for p in shipped
+                  if re.search(r"--only '\^?policy=", open(p, encoding="utf-8").read())]
+    check("no shipped scenario picks its variants with an --only regex in a comment",
+          not with_regex, str(with_regex))
+    demo = os.path.join(SCRIPTS, "scenarios", "demo.toml")
+    from sbpnlab.cli import EPILOG
+    n, dry, index, _ = counts(tmp, cli, demo)
+    check("demo.toml: list, run --dry-run, timeout, campaign.json and the --help state "
+          "the same count, 30", n == (30, 30, 30, 30) and dry == index and
+          "demo.toml, 30 runs of" in EPILOG, f"{n} {EPILOG[-300:]}")
+    for name, only, want in OLD_CAMPAIGNS:
+        try:
+            got = [r.id for r in campaign.selected(
+                load(os.path.join(SCRIPTS, "scenarios", name)), only)]
+        except ScenarioError as e:
+            got = [str(e)]
+        check(f"{name}{' --only ' + only if only else ''}: exactly the run ids of the "
+              "campaign run before it named its variants", got == want,
+              f"{len(got)} ids, {len(want)} wanted; first differing: " +
+              str(next(((a, b) for a, b in zip(got, want) if a != b), None)))
+
+    # A campaign made before the scenario named its variants resumes: its
+    # runs are complete under the same ids.
+    name, only, want = OLD_CAMPAIGNS[0]
+    old = os.path.join(tmp, "old-campaign")
+    for rid in want:
+        fake_complete_run(os.path.join(old, "c", rid))
+    calls, real = [], campaign.execute
+    campaign.execute = lambda spec, *a, **k: calls.append(spec.id) or fake_complete_run(
+        os.path.join(old, "c", spec.id))
+    try:
+        log = tempfile.TemporaryFile("w+")
+        campaign.run_campaign(load(os.path.join(SCRIPTS, "scenarios", name)), old, "c",
+                              only=only, out=log)
+        log.seek(0)
+        text = log.read()
+    except ScenarioError as e:
+        text = str(e)
+    finally:
+        campaign.execute = real
+    check(f"a campaign of {name} made before its variants had names resumes with "
+          "nothing to do", calls == [] and "90 already complete, 0 to do" in text, text[:300])
 
 
 def documented_commands(cli):
@@ -956,6 +1052,7 @@ def main():
               p.returncode == 2 and "no run of t" in p.stderr, f"{p.returncode} {p.stderr!r}")
         timeouts(cli, good, tmp)
         variants(tmp, cli)
+        shipped_variants(tmp, cli)
         documented_commands(cli)
         many = write(tmp, GOOD.replace("repetitions = 2", "repetitions = 1000"), "many.toml")
         p = subprocess.Popen(cli + ["run", many, "--dry-run", "--results", tmp],
