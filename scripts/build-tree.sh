@@ -32,13 +32,24 @@ NEW=$BUILD/tree.new
 PARTS=(
 	net/dccp
 	include/uapi/linux/dccp.h
-	include/uapi/linux/inet_diag.h
-	include/linux/inet_diag.h
 	include/linux/dccp.h
 	Documentation/networking/dccp.rst
 )
+# The inet_diag headers (our series adds an attribute) are the target
+# kernel's: 7.x's inet_diag API is not 6.12's (struct inet_diag_handler
+# lost a member, the uapi header gained the timer enum), so on 7.x they
+# come from 7.3's source, not DCCP's.  Both must be in the tree, or
+# NOSTDINC_FLAGS would find the uapi header for <linux/inet_diag.h>.
+DIAG_PARTS=(
+	include/uapi/linux/inet_diag.h
+	include/linux/inet_diag.h
+)
 # 7.x removed CCID 3's shared header along with DCCP.
-[ -z "${DCCP_SRC:-}" ] || PARTS+=(include/linux/tfrc.h)
+if [ -z "${DCCP_SRC:-}" ]; then
+	PARTS+=("${DIAG_PARTS[@]}")
+else
+	PARTS+=(include/linux/tfrc.h)
+fi
 
 die() { echo "build-tree: error: $*" >&2; exit 1; }
 
@@ -48,6 +59,12 @@ for p in "${PARTS[@]}"; do
 	mkdir -p "$NEW/$(dirname "$p")"
 	cp -a "$SRC/$p" "$NEW/$p"
 done
+if [ -n "${DCCP_SRC:-}" ]; then
+	for p in "${DIAG_PARTS[@]}"; do
+		mkdir -p "$NEW/$(dirname "$p")"
+		cp -a "$CACHE/$ABI/source/$p" "$NEW/$p"
+	done
+fi
 
 apply() { # series directory: its 0*.patch in order, the cover letter skipped
 	local patch
