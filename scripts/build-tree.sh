@@ -9,8 +9,9 @@
 #   2. apply patches/0*.patch in order (the cover letter is skipped),
 #   3. for 7.3 only: copy the functions 7.x no longer exports out of the
 #      fetched sources (scripts/carry.py, patches/7.x/carry.list) into
-#      net/dccp/compat/, then apply patches/7.x/0*.patch, which adapt DCCP
-#      to 7.x and those copies to DCCP,
+#      net/dccp/compat/, with compat/alias.h, which renames them, then
+#      apply patches/7.x/0*.patch, which adapt DCCP to 7.x and those
+#      copies to DCCP,
 #   4. add our out-of-tree glue from kernel/ into net/dccp/.
 #
 # The result is assembled aside and then synchronised into build/tree file by
@@ -85,7 +86,8 @@ if [ -n "${DCCP_SRC:-}" ]; then
 	"$ROOT/scripts/carry.py" --list "$ROOT/patches/7.x/carry.list" \
 		--out "$NEW/net/dccp/compat" \
 		--src "7.3=$CACHE/$ABI/source=linux-source-7.3 $DEBVER" \
-		--src "6.12=$DCCP_SRC=linux-source-6.12 $DCCP_DEBVER" ||
+		--src "6.12=$DCCP_SRC=linux-source-6.12 $DCCP_DEBVER" \
+		--aliases "$NEW/net/dccp/compat/alias.h" ||
 		die "scripts/carry.py failed"
 	apply "$ROOT/patches/7.x"
 fi
