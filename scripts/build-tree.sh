@@ -11,7 +11,7 @@
 #      fetched sources (scripts/carry.py, patches/7.x/carry.list) into
 #      net/dccp/compat/, with compat/alias.h, which renames them, then
 #      apply patches/7.x/0*.patch, which adapt DCCP to 7.x and those
-#      copies to DCCP,
+#      copies to DCCP, and check that no copy still uses TCP's state,
 #   4. add our out-of-tree glue from kernel/ into net/dccp/.
 #
 # The result is assembled aside and then synchronised into build/tree file by
@@ -54,6 +54,14 @@ fi
 
 die() { echo "build-tree: error: $*" >&2; exit 1; }
 
+# What no adapted copy may use (7.x target): TCP's own tables, counters,
+# request handling and request sock fields.
+TCP_ONLY='tcp_get_hashinfo|tcp_death_row|tcp_orphan_count_(inc|dec)|tcp_rtx_synack'
+TCP_ONLY+='|tcp_syn_ack_timeout|tcp_twsk_unique|tcp_reqsk_timeout|tcp_timeout_init'
+TCP_ONLY+='|rsk_is_mptcp|mptcp_subflow_reqsk_clone|accecn_ok|txhash|md5sig_info'
+TCP_ONLY+='|tcp_clear_sock_ops_cb_flags'
+TCP_ONLY+='|inet_lookup_run_sk_lookup|inet6_lookup_run_sk_lookup'
+
 rm -rf "$NEW"
 mkdir -p "$NEW"
 for p in "${PARTS[@]}"; do
@@ -90,6 +98,14 @@ if [ -n "${DCCP_SRC:-}" ]; then
 		--aliases "$NEW/net/dccp/compat/alias.h" ||
 		die "scripts/carry.py failed"
 	apply "$ROOT/patches/7.x"
+	# The copies must not reach TCP's tables or counters, nor TCP's fields
+	# of DCCP's sockets (Documentation/dccp-on-7x.rst): one of these names
+	# in the code (comments aside) of an adapted copy means that a patch
+	# missed it.
+	if grep -nwE "$TCP_ONLY" "$NEW"/net/dccp/compat/*.c |
+		grep -vE '^[^:]+:[0-9]+:[[:space:]]*(/?\*|//)' >&2; then
+		die "a carried copy still uses TCP's state (above): adapt it in patches/7.x"
+	fi
 fi
 
 cp "$ROOT"/kernel/* "$NEW/net/dccp/"
