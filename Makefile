@@ -29,8 +29,9 @@
 # default is the host release's own (6.1 on Debian 12, 6.12 on Debian 13,
 # whose archive has no 6.1: scripts/host-deps.sh --kvers).  KVER=7.3,
 # Debian 13's newest kernel, which has no DCCP, builds 6.12's DCCP with
-# patches/7.x in a Debian 13 root into build/7.3/ (make modules; work in
-# progress, not part of make check: Documentation/dccp-on-7x.rst).  ABI=...
+# patches/7.x in a Debian 13 root into build/7.3/ (make modules builds and
+# links; not yet run in the VM, not part of make check:
+# Documentation/dccp-on-7x.rst).  ABI=...
 # selects another Debian ABI of the target (defaults in
 # scripts/kernel-inputs.sh).
 
