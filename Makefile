@@ -29,8 +29,9 @@
 # default is the host release's own (6.1 on Debian 12, 6.12 on Debian 13,
 # whose archive has no 6.1: scripts/host-deps.sh --kvers).  KVER=7.3,
 # Debian 13's newest kernel, which has no DCCP, builds 6.12's DCCP with
-# patches/7.x in a Debian 13 root into build/7.3/ (make modules; work in
-# progress, not part of make check: Documentation/dccp-on-7x.rst).  ABI=...
+# patches/7.x in a Debian 13 root into build/7.3/ (make modules builds and
+# links; not yet run in the VM, not part of make check:
+# Documentation/dccp-on-7x.rst).  ABI=...
 # selects another Debian ABI of the target (defaults in
 # scripts/kernel-inputs.sh).
 
@@ -68,7 +69,9 @@ inputs:
 # the target's env file names).  The kernel ABI is only known once the
 # inputs exist, so kbuild runs in a recursive make that reads it from there;
 # for 7.3 in the target's Debian 13 root (KROOT, scripts/in-root.sh), whose
-# make then knows nothing of ours (-j1 there).
+# make then knows nothing of ours (-j1 there); 7.3's modules are then
+# checked for a carried function bound to the kernel's own (carry.py
+# --check).
 define dccp_modules
 	@BUILD=$(1) $(if $(4),PATCHES=$(4)) scripts/build-tree.sh
 	@. $(ENV) && mk='$(MAKE)' && \
@@ -81,6 +84,8 @@ define dccp_modules
 		CONFIG_DEBUG_INFO_BTF_MODULES= SBPN_VERSION=$(SBPN_VERSION) $(2) modules
 	@mkdir -p $(1)/modules
 	@for m in $(MODULES); do cp -p $(1)/tree/net/dccp/$$m.ko $(1)/modules/; done
+	@. $(ENV) && [ -z "$${KROOT:-}" ] || scripts/carry.py --list patches/7.x/carry.list \
+		--check $(foreach m,$(MODULES),$(1)/modules/$(m).ko)
 endef
 
 modules: inputs
