@@ -24,14 +24,22 @@
 #   make host-deps-check  every package of scripts/host-deps.sh exists in each
 #                   Debian release it supports (downloads their package lists)
 #
-# KVER=6.12 targets Debian 13's kernel instead of Debian 12's 6.1 (the
-# default), building into build/6.12/ instead of build/ (scripts/target.sh);
-# ABI=... selects another Debian ABI of the target (defaults in
+# KVER=6.12 targets Debian 13's kernel instead of Debian 12's 6.1,
+# building into build/6.12/ instead of build/ (scripts/target.sh); the
+# default is the host release's own (6.1 on Debian 12, 6.12 on Debian 13,
+# whose archive has no 6.1: scripts/host-deps.sh --kvers).  KVER=7.3,
+# Debian 13's newest kernel, which has no DCCP, builds 6.12's DCCP with
+# patches/7.x in a Debian 13 root into build/7.3/ (make modules builds and
+# links; not yet run in the VM, not part of make check:
+# Documentation/dccp-on-7x.rst).  ABI=...
+# selects another Debian ABI of the target (defaults in
 # scripts/kernel-inputs.sh).
 
-KVER		?= 6.1
-ifeq ($(filter $(KVER),6.1 6.12),)
-$(error KVER=$(KVER): the targets are 6.1 and 6.12)
+# The targets this host's archive has, the default first.
+HOST_KVERS	:= $(shell scripts/host-deps.sh --kvers 2>/dev/null || echo 6.1 6.12)
+KVER		?= $(firstword $(HOST_KVERS))
+ifeq ($(filter $(KVER),6.1 6.12 7.3),)
+$(error KVER=$(KVER): the targets are 6.1, 6.12 and 7.3)
 endif
 ROOT		:= $(CURDIR)
 # The target's build directory; not to be overridden (make check builds the
@@ -59,11 +67,16 @@ inputs:
 # (from the series in PATCHES, default patches/) and build the DCCP modules
 # from it into DIR/modules, against KDIR (default: Debian's headers, which
 # the target's env file names).  The kernel ABI is only known once the
-# inputs exist, so kbuild runs in a recursive make that reads it from there.
+# inputs exist, so kbuild runs in a recursive make that reads it from there;
+# for 7.3 in the target's Debian 13 root (KROOT, scripts/in-root.sh), whose
+# make then knows nothing of ours (-j1 there); 7.3's modules are then
+# checked for a carried function bound to the kernel's own (carry.py
+# --check).
 define dccp_modules
 	@BUILD=$(1) $(if $(4),PATCHES=$(4)) scripts/build-tree.sh
-	@. $(ENV) && \
-	$(MAKE) --no-print-directory -C $(or $(3),$${KDIR:-/lib/modules/$$ABI/build}) \
+	@. $(ENV) && mk='$(MAKE)' && \
+	if [ -n "$${KROOT:-}" ]; then mk="scripts/in-root.sh $$KROOT make -j1"; fi && \
+	$$mk --no-print-directory -C $(or $(3),$${KDIR:-/lib/modules/$$ABI/build}) \
 		M=$(1)/tree/net/dccp \
 		NOSTDINC_FLAGS="-I$(1)/tree/include -I$(1)/tree/include/uapi" \
 		CONFIG_IP_DCCP=m CONFIG_INET_DCCP_DIAG=m \
@@ -71,6 +84,8 @@ define dccp_modules
 		CONFIG_DEBUG_INFO_BTF_MODULES= SBPN_VERSION=$(SBPN_VERSION) $(2) modules
 	@mkdir -p $(1)/modules
 	@for m in $(MODULES); do cp -p $(1)/tree/net/dccp/$$m.ko $(1)/modules/; done
+	@. $(ENV) && [ -z "$${KROOT:-}" ] || scripts/carry.py --list patches/7.x/carry.list \
+		--check $(foreach m,$(MODULES),$(1)/modules/$(m).ko)
 endef
 
 modules: inputs
@@ -94,7 +109,7 @@ selftests: headers
 # make check tests this target in full and the kernel code on the others in
 # ALSO_KVERS too (the kselftest collections; see scripts/check.sh), which it
 # builds first.  ALSO_KVERS= tests this target only.
-ALSO_KVERS	?= $(filter-out $(KVER),6.1 6.12)
+ALSO_KVERS	?= $(filter-out $(KVER),$(HOST_KVERS))
 check: all
 	@for k in $(ALSO_KVERS); do \
 		$(MAKE) --no-print-directory KVER=$$k ABI= modules headers selftests || exit 1; \
@@ -105,7 +120,7 @@ check: all
 # same list (check.sh --host): style and same-series on each target (so
 # the other targets' trees too), docs, userspace, fuzzing, the harness'
 # and the analysis' tests; no VM.  check-vm: the in-guest suites SUITES
-# (dccp sbpn stress traffic testbed competing; default all of them) in one
+# (dccp sbpn stress traffic keyframe testbed competing; default all) in one
 # VM boot of this target, counted as make check counts them.
 check-host: userspace
 	@for k in $(ALSO_KVERS); do \
@@ -174,16 +189,20 @@ bench: inputs
 # The TCP-friendliness benchmark (Documentation/testbed.rst): a greedy DCCP
 # sender against 1, 2 or 4 Reno flows, scripts/scenarios/friendliness-*.toml,
 # the cells picked by FR_CELLS, 10 runs of 40 s each: SIMPLE and SBPN2 with
-# size pacing off (unmodified CCID 3) and on (patch 32) over our modules, in
+# size pacing off (unmodified CCID 3) and on (patch 34) over our modules, in
 # one VM boot; then the runs with size pacing on (FR_V2_ONLY: SBPN2 only, by
-# default) over the old patch 32's modules in a second, into campaigns named
+# default) over the old size pacing patch's modules in a second, into campaigns named
 # <scenario>-v2; then `sbpn-lab friendliness` prints the table and writes
 # FR_RESULTS/friendliness.csv.  The old modules are built under
 # build/friendliness-v2 from the series as it was at FR_V2_COMMIT: f5e84ea,
-# the last commit before patch 32 was rewritten, whose patch 32 is 28ab640's
-# and whose other patches are today's (39, the receiver's open loss
-# interval, and 38's revision came after 28ab640), so that the two module
-# sets differ in patch 32 alone.  FR_ONLY=REGEX keeps the runs whose id
+# the last commit before the size pacing patch (then 32, now 34) was
+# rewritten, whose size pacing patch is 28ab640's and whose other patches
+# were today's (its 39, the receiver's open loss interval, and 38's revision
+# came after 28ab640), so that the two module sets differed in that patch
+# alone.  Today's patches 7-8 (t_ipi and the first loss interval at the
+# edges of their arithmetic) came later; a greedy sender of equal packets,
+# whose first loss comes after feedback has measured its rate, reaches
+# neither.  FR_ONLY=REGEX keeps the runs whose id
 # matches as well (FR_ONLY='rep=0[1-3]$': three repetitions); a second
 # call resumes.
 FR_JOBS		?= 8
@@ -208,7 +227,7 @@ friendliness-v2-modules: inputs
 	@rm -rf $(FR_V2)/patches && mkdir -p $(FR_V2)
 	@git -C $(ROOT) archive $(FR_V2_COMMIT) patches | tar -x -C $(FR_V2)
 	$(call dccp_modules,$(FR_V2),SBPN_VERSION=$(SBPN_VERSION)+v2-$(FR_V2_COMMIT),,$(FR_V2)/patches)
-	@echo "friendliness: old patch 32's modules in $(FR_V2)/modules (version" \
+	@echo "friendliness: the old size pacing patch's modules in $(FR_V2)/modules (version" \
 		"$(SBPN_VERSION)+v2-$(FR_V2_COMMIT))"
 
 friendliness: all venv friendliness-v2-modules

@@ -17,7 +17,8 @@
 #   2. userspace host tests (make -C userspace check), and libFuzzer on the
 #      model and trace parsers for FUZZ_SECONDS (default 20) each
 #   3. the harness' host tests (scripts/tests/: the test accounting itself,
-#      scenarios, host-deps.sh's package list per Debian release; the
+#      scenarios, host-deps.sh's package list per Debian release, the table
+#      that opens Documentation/results.rst; the
 #      analysis, the sequential decision and the command lines' edges
 #      with the pinned .venv)
 #   4. the harness's own tests on the host (they boot VMs on purpose to see
@@ -26,7 +27,7 @@
 #      (scripts/tests/shards_vms.sh)
 #   5. every in-guest suite (scripts/vm-tests.sh) in one VM boot of the
 #      target kernel (KVER, see scripts/target.sh); then, for each other
-#      target in ALSO_KVERS (by default the other of 6.1 and 6.12, already
+#      target in ALSO_KVERS (by default the host archive's other ones, already
 #      built by make check), the kselftest collections in one VM boot of
 #      that kernel: the kernel code is tested on both, the harness and the
 #      testbed, which do not depend on it, on the target
@@ -55,7 +56,11 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/target.sh
 . "$ROOT/scripts/target.sh"
 LOG=$BUILD/check
-ALSO_KVERS=${ALSO_KVERS-$( [ "$KVER" = 6.1 ] && echo 6.12 || echo 6.1 )}
+if [ -z "${ALSO_KVERS+set}" ]; then
+	ALSO_KVERS=$(scripts/host-deps.sh --kvers 2>/dev/null || echo 6.1 6.12)
+	ALSO_KVERS=$(printf '%s\n' $ALSO_KVERS | grep -vxF "$KVER" | tr '\n' ' ')
+	ALSO_KVERS=${ALSO_KVERS% }
+fi
 # One VM boot of the target alone: the other targets are not booted.
 [ "$mode" != vm ] || ALSO_KVERS=
 
@@ -70,7 +75,7 @@ skipped=0
 # The in-guest suites that must run: the kselftest collections (each with
 # the programs its Makefile lists) and the Python/shell suites.
 COLLECTIONS=$(make -s --no-print-directory -C selftests collections)
-VM_SUITES="$COLLECTIONS traffic testbed competing"
+VM_SUITES="$COLLECTIONS traffic keyframe testbed competing"
 # Suites allowed to skip whole, with the reason printed: none today.
 declare -A ALLOW_SKIP=()
 # Programs counted as one case, per suite: dccp_stress prints a result per
@@ -151,6 +156,10 @@ host_tests() {
 	echo "== scenarios (host)"
 	python3 scripts/tests/test_scenario.py 2>&1 | tee "$LOG/scenario.log"
 	count_suite scenario "$LOG/scenario.log" "${PIPESTATUS[0]}"
+
+	echo "== results table (host)"
+	python3 scripts/tests/test_results_table.py 2>&1 | tee "$LOG/results-table.log"
+	count_suite results-table "$LOG/results-table.log" "${PIPESTATUS[0]}"
 
 	echo "== analysis (host)"
 	if scripts/venv.sh >"$LOG/venv.log" 2>&1; then

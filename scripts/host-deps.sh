@@ -17,6 +17,9 @@
 #                                         (default: this host's release)
 #   scripts/host-deps.sh --release        print this host's release
 #   scripts/host-deps.sh --releases       print the supported releases
+#   scripts/host-deps.sh --kvers          print the kernel targets this
+#                                         host's archive has, the default
+#                                         (KVER) first
 #
 # `make host-deps-check` looks every release's list up in that release's
 # archive (scripts/host-deps-check.sh).  OS_RELEASE=FILE reads FILE instead
@@ -42,6 +45,11 @@ COMMON=(
 # the release's default clang (clang 14 in Debian 12, clang 19 in Debian 13).
 BOOKWORM=(libclang-rt-14-dev)
 TRIXIE=(libclang-rt-19-dev)
+
+# The kernel targets (scripts/target.sh) each release's archive carries,
+# the default first: Debian 12's carries its 6.1 and Debian 13's 6.12;
+# Debian 13's has no 6.1, so a Debian 13 host targets 6.12.
+declare -A KVERS=([bookworm]="6.1 6.12" [trixie]="6.12")
 
 die() { echo "host-deps: error: $*" >&2; exit 1; }
 
@@ -93,8 +101,11 @@ case ${1:-} in
 --releases)
 	printf '%s\n' "${RELEASES[@]}"
 	exit 0 ;;
+--kvers)
+	echo "${KVERS[$(host_release)]}"
+	exit 0 ;;
 "") ;;
-*)	die "usage: $0 [--list [RELEASE] | --release | --releases]" ;;
+*)	die "usage: $0 [--list [RELEASE] | --release | --releases | --kvers]" ;;
 esac
 
 rel=$(host_release)

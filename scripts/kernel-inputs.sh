@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Make one consistent set of Debian kernel inputs available for the target
-# KVER (6.1, Debian 12's kernel, the default; or 6.12, Debian 13's, which
-# bookworm's archive also carries), from the host's archive:
+# KVER (6.1, Debian 12's kernel; or 6.12, Debian 13's, which bookworm's
+# archive also carries; the default is the host release's own, see
+# scripts/host-deps.sh --kvers), from the host's archive.  KVER=7.3,
+# Debian 13's newest kernel (trixie-backports, without DCCP), has inputs of
+# another kind: scripts/kernel-inputs-7x.sh fetches them.
 #
 #   /lib/modules/$ABI/build          headers, installed with apt (Debian 13's
 #                                    packages install them under /usr/lib/modules,
@@ -33,7 +36,11 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${CACHE:-$ROOT/.cache/kernel}
-KVER=${KVER:-6.1}
+if [ -z "${KVER:-}" ]; then
+	KVER=$("$ROOT/scripts/host-deps.sh" --kvers 2>/dev/null) || KVER=6.1
+	KVER=${KVER%% *}
+fi
+[ "$KVER" != 7.3 ] || exec "$ROOT/scripts/kernel-inputs-7x.sh"
 
 # The host's Debian release (bookworm or trixie), for the 6.12 default.
 RELEASE=$("$ROOT/scripts/host-deps.sh" --release 2>/dev/null || echo bookworm)
@@ -47,7 +54,7 @@ case $KVER in
 6.12)	DEFAULT_ABI=6.12.117+deb12-amd64
 	[ "$RELEASE" != trixie ] || DEFAULT_ABI=6.12.117+deb13-amd64
 	METAS=(linux-image-6.12-amd64 linux-image-amd64) ;;
-*)	echo "kernel-inputs: error: KVER=$KVER: the targets are 6.1 and 6.12" >&2
+*)	echo "kernel-inputs: error: KVER=$KVER: the targets are 6.1, 6.12 and 7.3" >&2
 	exit 1 ;;
 esac
 ABI=${ABI:-$DEFAULT_ABI}

@@ -19,6 +19,7 @@ for c in $(make -s --no-print-directory -C selftests collections); do
 done
 SUITES+=(
 	"traffic:userspace/tests/vm_transfer.sh"
+	"keyframe:userspace/tests/vm_keyframe.sh"
 	"testbed:scripts/tests/vm_testbed.py"
 	"competing:scripts/tests/vm_competing.py"
 )

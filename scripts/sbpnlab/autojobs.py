@@ -27,8 +27,7 @@ import statistics
 import sys
 import tempfile
 
-import records
-
+from . import records
 from .run import execute
 
 PROBE_S = 20

@@ -27,7 +27,7 @@ import time
 
 from . import RESULTS_FORMAT, autojobs
 from .run import ROOT, execute
-from .scenario import CCID3_OPTIONS, option_flags
+from .scenario import flow_label, setting_of
 
 # The analysis' Python (scripts/venv.sh); the VM sees it over 9p.
 VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
@@ -206,20 +206,17 @@ def arms(spec):
     its media flows, as report.group() and stats.run_metrics() make them
     from meta.json and campaign.json: the key is (scenario, the setting's
     sweep values, flow), the label the variant's name; without variants,
-    the key holds the sweep values but the policy and its options, and
-    the label is stats.policy_of()'s."""
+    the key is the sweep point's setting (scenario.setting_of) and the
+    label the flow's policy and options (scenario.flow_label)."""
     if spec.variant is not None:
         params = {k: v for k, v in spec.point.items()
                   if k not in spec.scenario.variants[0]["point"]}
     else:
-        params = {k: v for k, v in spec.point.items()
-                  if k != "policy" and k not in CCID3_OPTIONS}
+        params = setting_of(spec.point)
     key = tuple(sorted((k, str(v)) for k, v in params.items()))
     out = set()
     for m in spec.config["media"]:
-        label = spec.variant or (m["transport"] if m["transport"] != "dccp" else "+".join(
-            [m["policy"]] + [CCID3_OPTIONS[o] for o in option_flags(m)]))
-        out.add(((spec.scenario.name, key, m["name"]), label))
+        out.add(((spec.scenario.name, key, m["name"]), spec.variant or flow_label(m)))
     return out
 
 

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import types
 
-from . import autojobs
+from . import autojobs, resultstable
 from .campaign import (RUN_OVERHEAD_S, VENV_PYTHON, VM_SLACK_S, _fmt_s, estimate_s, matches,
                        merge_campaigns, parse_shard, run_campaign, run_decided, run_status,
                        selected, vm_timeout_s)
@@ -404,6 +404,11 @@ def main(argv=None):
                     "matches REGEX (default: the first run)")
     hs.add_argument("--count", type=int, default=100, help="handshakes (default 100)")
     hs.set_defaults(func=_cmd_handshake)
+    rt = sub.add_parser("results-table", help="the table that opens "
+                        "Documentation/results.rst, from the committed summaries "
+                        "(sbpnlab.resultstable; --write, --check)")
+    resultstable.add_arguments(rt)
+    rt.set_defaults(func=resultstable.run)
     # The analysis needs the venv (numpy, ...), which the VM does not have:
     # import it only when it is asked for.
     analysis = {

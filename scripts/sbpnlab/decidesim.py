@@ -31,7 +31,7 @@ import sys
 import numpy as np
 
 from . import report, sequential
-from .scenario import CCID3_OPTIONS
+from .scenario import setting_of
 from .stats import t_quantile
 
 # The standard deviations of the paired differences of our main setting's
@@ -176,8 +176,8 @@ def campaign_rows(camp):
     rows = []
     with open(path, newline="", encoding="utf-8") as f:
         for r in csv.DictReader(f):
-            params = {k[6:]: v for k, v in r.items() if k.startswith("param.") and v != ""
-                      and k[6:] != "policy" and k[6:] not in CCID3_OPTIONS}
+            params = setting_of({k[6:]: v for k, v in r.items()
+                                 if k.startswith("param.") and v != ""})
             row = {"scenario": r["scenario"], "params": params, "flow": r["flow"],
                    "policy": r["policy"], "repetition": int(r["repetition"]),
                    "key": (int(r["seed"]), int(r["repetition"]))}

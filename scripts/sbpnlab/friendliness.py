@@ -12,7 +12,7 @@ interval.  The same goes to friendliness.csv, and every run's numbers to
 friendliness-runs.csv.
 
 The controller is read off the run: size pacing off is unmodified CCID 3;
-on, the current patch 32 ("new"), or the old one ("v2") when the campaign's
+on, the current patch 34 ("new"), or the old one ("v2") when the campaign's
 directory name ends in -v2, which is where `make friendliness` puts the
 runs over the old modules.  The numbers come from stats.run_metrics(), the
 report's own (recv_kbps, tcp.goodput_kbps, tcp.flows): this module divides,
@@ -33,7 +33,7 @@ CONTROLLERS = ("unmodified", "new", "v2", "unmodified, v2 modules")
 def add_arguments(parser):
     parser.add_argument("dirs", metavar="DIR", nargs="+",
                         help="campaign directories of the benchmark; those whose name "
-                        "ends in -v2 ran over the old patch 32's modules")
+                        "ends in -v2 ran over the old size pacing patch's modules")
     parser.add_argument("--out", metavar="DIR",
                         help="where friendliness.csv and friendliness-runs.csv go "
                         "(default: the directory holding the first DIR)")
@@ -50,7 +50,7 @@ def normalised(dccp_kbps, tcp_total_kbps, tcp_flows):
 
 def controller(campaign, policy_label):
     """(controller, policy) of a run from its campaign's name and its row
-    label ("sbpn2+sp"): size pacing marks patch 32, the campaign's -v2
+    label ("sbpn2+sp"): size pacing marks patch 34, the campaign's -v2
     suffix its old version."""
     base, *flags = policy_label.split("+")
     v2 = campaign.endswith(V2_SUFFIX)

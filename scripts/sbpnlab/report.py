@@ -406,20 +406,20 @@ def slug(key):
 
 # ---- tables -----------------------------------------------------------------
 
-def cell(s, scale=100):
+def cell(s, scale=100, digits=1):
     """'71.2 ±3.1 (66.0/71.5/75.2)': mean ±95 % CI (min/median/max)."""
     if s["n"] == 0:
         return "-"
-    spread = "/".join(fmt(s[k] * scale) for k in ("min", "median", "max"))
-    return f"{mean_ci(s, scale)} ({spread})"
+    spread = "/".join(fmt(s[k] * scale, digits) for k in ("min", "median", "max"))
+    return f"{mean_ci(s, scale, digits)} ({spread})"
 
 
-def mean_ci(s, scale=100):
+def mean_ci(s, scale=100, digits=1):
     """'71.2 ±3.1': mean ±95 % CI; the mean alone for one run, "-" for none."""
     if s["n"] == 0:
         return "-"
-    ci = "" if math.isnan(s["ci"]) else f" ±{fmt(s['ci'] * scale)}"
-    return f"{fmt(s['mean'] * scale)}{ci}"
+    ci = "" if math.isnan(s["ci"]) else f" ±{fmt(s['ci'] * scale, digits)}"
+    return f"{fmt(s['mean'] * scale, digits)}{ci}"
 
 
 def fmt(x, digits=1):
@@ -445,7 +445,8 @@ def comparison_tables(key, rows, baseline, buffer_ms):
               ipdv_table(by_policy),
               where_table(by_policy, summaries),
               rate_table(by_policy, summaries),
-              quality_table(by_policy, summaries)]
+              quality_table(by_policy, summaries),
+              paired_quality_table(rows, baseline, summaries)]
     if any("short.flows" in r for r in rows):
         tables.append(short_table(by_policy, summaries))
     text, md = [f"== {title}"], [f"## {title}", ""]
@@ -735,6 +736,38 @@ def quality_table(by_policy, summaries):
             "at 95 or R below 0); mean ±95 % CI "
             "(min/median/max) over runs; Documentation/statistics.rst defines each",
             head, table)
+
+
+# The quality table's metrics paired to the baseline: (metric, scale,
+# column, decimals).
+PAIRED_QUALITY = (("video.decodable_frac", 100, "Δ decodable frames pp", 1),
+                  ("video.freeze_s_per_min", 1, "Δ freeze s/min", 1),
+                  ("audio.mos", 1, "Δ MOS", 2))
+
+
+def paired_quality_table(rows, baseline, summaries):
+    """What a viewer and a listener get, as differences to the baseline of
+    runs with the same seed (the quality table's decodable frames, freeze
+    seconds per minute and MOS); the summaries are added to summaries as
+    paired_<metric>."""
+    if not any(r["policy"] == baseline for r in rows):
+        return f"no run of the baseline policy '{baseline}': no paired differences", [], []
+    head = ["policy", "pairs"] + [c for _, _, c, _ in PAIRED_QUALITY]
+    table = []
+    for p in stats.policies(rows):
+        if p == baseline:
+            continue
+        row = [p, "0"]
+        for metric, scale, _, digits in PAIRED_QUALITY:
+            s = (stats.paired_policies(rows, baseline, p, metric)
+                 if all(metric in r for r in rows) else stats.summary([]))
+            summaries[p, f"paired_{metric}"] = s
+            row[1] = str(max(int(row[1]), s["n"]))
+            row.append(cell(s, scale, digits))
+        table.append(row)
+    return (f"the quality table's decodable frames, freeze seconds per minute and MOS: "
+            f"differences to {baseline} of runs with the same seed, mean ±95 % CI "
+            "(min/median/max)", head, table)
 
 
 def short_table(by_policy, summaries):

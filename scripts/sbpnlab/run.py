@@ -24,9 +24,7 @@ import tempfile
 import threading
 import time
 
-import records
-
-from . import RESULTS_FORMAT, schedule
+from . import RESULTS_FORMAT, records, schedule
 from .scenario import keyframe_sources, option_flags
 from .testbed import RECEIVER_ADDR, SENDER_ADDR, Testbed
 
@@ -84,22 +82,6 @@ def tool_versions():
         return dict(_versions)
 
 
-def read_trailer(path):
-    """The '# key: value' lines after a record file's column header."""
-    trailer, header_seen = {}, False
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for n, line in enumerate(f):
-            if n == 0:
-                continue
-            if line.startswith("#"):
-                if header_seen:
-                    k, _, v = line[1:].partition(":")
-                    trailer[k.strip()] = v.strip()
-            elif not header_seen:
-                header_seen = True
-    return trailer
-
-
 def _bulk_rows(path):
     """The rows of a complete sbpn-bulk record file (records.TCP_COLUMNS),
     at least two."""
@@ -110,18 +92,6 @@ def _bulk_rows(path):
     if len(r.rows) < 2:
         raise ValueError("fewer than two samples")
     return r.rows
-
-
-def _read_meta(path):
-    with open(path, encoding="utf-8", errors="replace") as f:
-        meta = {}
-        for n, line in enumerate(f):
-            if n and line.startswith("#"):
-                k, _, v = line[1:].partition(":")
-                meta[k.strip()] = v.strip()
-            elif n:
-                return meta
-    return meta
 
 
 def _listening(pid, port):
@@ -496,12 +466,12 @@ def _collect(spec, run_dir, meta, procs):
             if not os.path.exists(path):
                 problems.append(f"media-{m['name']}.{role}.rec missing")
                 continue
-            trailer = read_trailer(path)
+            trailer = records.read_comments(path)[1]
             entry[role] = trailer
             if trailer.get("complete") != "1":
                 problems.append(f"media-{m['name']}.{role}.rec is not complete")
         if os.path.exists(base + ".send.rec"):
-            head = _read_meta(base + ".send.rec")
+            head = records.read_comments(base + ".send.rec")[0]
             meta["tools"]["sbpn-send"] = head.get("tool") or meta["tools"]["sbpn-send"]
             # The sender's schedule starts when the program is up, which
             # under TCG can be seconds after t0: say by how much.
@@ -514,7 +484,7 @@ def _collect(spec, run_dir, meta, procs):
         # match (fewer only if the error queue overflowed).
         if m["transport"] == "dccp":
             path = base + ".notices.rec"
-            notices = read_trailer(path) if os.path.exists(path) else {}
+            notices = records.read_comments(path)[1] if os.path.exists(path) else {}
             if notices.get("complete") != "1":
                 problems.append(f"media-{m['name']}.notices.rec is missing or not complete")
             elif q:

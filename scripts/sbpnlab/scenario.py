@@ -86,6 +86,33 @@ def ignored(media, key):
     return None
 
 
+# A key-frame loop is part of what a row compares, not of its setting: its
+# reports mark the row label as the CCID3 options do ("simple+kr",
+# "sbpn2+sp+kr+kn"), so SIMPLE with the receiver's loop pairs with SBPN2
+# with receiver + notice in one comparison.
+KEYFRAME_SUFFIX = {"receiver": "kr", "notice": "kn"}
+# The sweep keys that make a row label rather than a setting.
+LABEL_KEYS = ("policy", *CCID3_OPTIONS, "keyframe_on_loss")
+
+
+def setting_of(point):
+    """A sweep point's setting: its values but those of the row label
+    (LABEL_KEYS); the runs of one setting and seed are paired."""
+    return {k: v for k, v in point.items() if k not in LABEL_KEYS}
+
+
+def flow_label(media):
+    """A media flow's row label: its DCCP policy, or its transport if not
+    DCCP, with a suffix per CCID3 option on ("sbpn2+sp+pd") and per
+    key-frame loop report ("+kr" the receiver's requests, "+kn" the drop
+    notices)."""
+    if media["transport"] != "dccp":
+        parts = [media["transport"]]
+    else:
+        parts = [media["policy"]] + [CCID3_OPTIONS[o] for o in option_flags(media)]
+    return "+".join(parts + [KEYFRAME_SUFFIX[s] for s in keyframe_sources(media)])
+
+
 def model_gop(path):
     """A model file's video_gop as sbpn-send reads it (the last one given;
     0, no coding dependencies, when absent or unreadable: sbpn-send says

@@ -24,10 +24,8 @@ import os
 import numpy as np
 from scipy import stats as scipy_stats
 
-import records
-
-from . import RESULTS_FORMAT, quality
-from .scenario import CCID3_OPTIONS, option_flags, parse_rate
+from . import RESULTS_FORMAT, quality, records
+from .scenario import flow_label, parse_rate, setting_of
 
 CLASSES = ("audio", "video")
 POLICY_ORDER = ("simple", "prio", "sbpn1", "sbpn2", "sbpn3", "udp", "tcp")
@@ -224,7 +222,7 @@ def read_cc_log(path, t0_ns):
 def read_notices(path):
     """{seq: reason} of a flow's drop notices (sbpn-send --notices)."""
     try:
-        r = records.read(path, magic=records.NOTICES_FORMAT)
+        r = records.read_notices(path)
         return {int(x["seq"]): x["reason"] for x in r.rows}
     except (OSError, ValueError, KeyError) as e:
         raise FormatError(f"{path}: {e}") from None
@@ -584,27 +582,22 @@ def variant_of(params, variants):
 
 
 def policy_of(meta, flow):
-    """A flow's row label: its DCCP policy, or its transport if not DCCP;
-    with a suffix per CCID3 option on ("sbpn2+fr", "sbpn2+sp+pd")."""
-    m = next(x for x in meta["config"]["media"] if x["name"] == flow)
-    if m["transport"] != "dccp":
-        return m["transport"]
-    return "+".join([m["policy"]] + [CCID3_OPTIONS[o] for o in option_flags(m)])
+    """A flow's row label (scenario.flow_label): "sbpn2+sp+pd", "udp+kr"."""
+    return flow_label(next(x for x in meta["config"]["media"] if x["name"] == flow))
 
 
 def identity(meta, flow, variant):
     """What a flow's metric row is part of: params, the sweep values that
     make its comparison; policy, its row label; label, its policy and
-    options ("sbpn2+sp+pd"); rank, its variant's place.  A named variant
-    (variant_of()'s (rank, variant)) is labelled by its name and compared
-    across the setting's sweep values; else the row is labelled by its
-    options and compared across the sweep values but the policy and its
-    options."""
+    options ("sbpn2+sp+pd+kr", policy_of()); rank, its variant's place.
+    A named variant (variant_of()'s (rank, variant)) is labelled by its
+    name and compared across the setting's sweep values; else the row is
+    labelled by its options and compared across its sweep point's setting
+    (scenario.setting_of)."""
     label = policy_of(meta, flow)
     if variant is None:
-        return {"params": {k: v for k, v in meta["params"].items()
-                           if k != "policy" and k not in CCID3_OPTIONS},
-                "policy": label, "label": label, "rank": None}
+        return {"params": setting_of(meta["params"]), "policy": label, "label": label,
+                "rank": None}
     rank, v = variant
     return {"params": {k: x for k, x in meta["params"].items() if k not in v["point"]},
             "policy": v["name"], "label": label, "rank": rank}

@@ -28,7 +28,7 @@ sys.path.insert(0, SCRIPTS)
 import ktap  # noqa: E402 - beside this file
 try:
     from sbpnlab import campaign, decide, decidesim, report, sequential, stats
-    from sbpnlab.scenario import ScenarioError, load
+    from sbpnlab.scenario import ScenarioError, load, setting_of
 except ImportError as e:
     print(f"Bail out! {e}: run scripts/venv.sh, then .venv/bin/python {sys.argv[0]}")
     sys.exit(1)
@@ -234,8 +234,7 @@ def arms_match_the_report():
     for spec in sc.runs()[:8]:
         ((key, label),) = campaign.arms(spec)
         meta = {"config": spec.config, "params": spec.point}
-        params = {k: v for k, v in spec.point.items()
-                  if k != "policy" and k not in stats.CCID3_OPTIONS}
+        params = setting_of(spec.point)
         check(label == stats.policy_of(meta, "call") and
               key == ("dec", tuple(sorted((k, str(v)) for k, v in params.items())), "call"),
               f"{spec.id}: {key} {label}")

@@ -12,6 +12,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HOST_DEPS = os.path.join(HERE, "..", "host-deps.sh")
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 results = []
 
 BOOKWORM = """\
@@ -60,7 +61,7 @@ def test(name, ok, why=""):
 
 def main():
     print("TAP version 13")
-    print("1..9")
+    print("1..12")
     rc, bookworm, err = run(BOOKWORM, "--list")
     test("Debian 12 gets clang 14's libFuzzer runtime",
          rc == 0 and "libclang-rt-14-dev" in bookworm and "clang" in bookworm
@@ -85,6 +86,27 @@ def main():
     rc, out, err = run(UBUNTU, "--release")
     test("another distribution stops, named", rc != 0 and not out and "Ubuntu 24.04.1" in err
          and "noble" in err, f"{rc} {out} {err}")
+    rc, out, err = run(BOOKWORM, "--kvers")
+    test("Debian 12 targets 6.1 by default, 6.12 too", rc == 0 and out == ["6.1", "6.12"],
+         f"{rc} {out} {err}")
+    rc, out, err = run(TRIXIE, "--kvers")
+    test("Debian 13 targets 6.12 only (its archive has no 6.1)", rc == 0 and out == ["6.12"],
+         f"{rc} {out} {err}")
+    got = {}
+    for name, osr in (("bookworm", BOOKWORM), ("trixie", TRIXIE)):
+        with tempfile.TemporaryDirectory() as cache:
+            for k in ("6.1", "6.12"):
+                open(os.path.join(cache, f"{k}.env"), "w").close()
+            with tempfile.NamedTemporaryFile("w", suffix="-os-release", delete=False) as f:
+                f.write(osr)
+            env = {k: v for k, v in os.environ.items() if k not in ("KVER", "ALSO_KVERS")}
+            env.update(OS_RELEASE=f.name, CACHE=cache, ROOT=ROOT)
+            p = subprocess.run(["bash", "-c", '. "$ROOT/scripts/target.sh" && echo "$KVER"'],
+                               env=env, capture_output=True, text=True)
+            os.unlink(f.name)
+            got[name] = (p.returncode, p.stdout.strip(), p.stderr.strip())
+    test("target.sh's default KVER is the host release's",
+         got["bookworm"][:2] == (0, "6.1") and got["trixie"][:2] == (0, "6.12"), str(got))
     rc, out, err = run(BOOKWORM, "--list", "forky")
     test("--list of an unknown release stops, named", rc != 0 and not out and "'forky'" in err,
          f"{rc} {out} {err}")

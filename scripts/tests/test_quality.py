@@ -312,9 +312,7 @@ def stats_reads_key_columns_of_the_records():
     # lifetime 200 ms, frame 1 lost: decodable 0 only, 1 of 3 (the frames
     # on time would be 2 of 3).  Without the key column: 2 of 3.
     import tempfile
-    from sbpnlab import stats
-    sys.path.insert(0, os.path.join(os.path.dirname(SCRIPTS), "userspace", "tests"))
-    import records
+    from sbpnlab import records, stats
     tmp = tempfile.mkdtemp(prefix="sbpn-quality.")
     t0 = 10**12
     for coded in (True, False):

@@ -31,8 +31,8 @@ ROOT = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
 from sbpnlab import autojobs, campaign, netlink, schedule  # noqa: E402
 from sbpnlab import run as run_mod  # noqa: E402
-from sbpnlab.scenario import (CCID3_OPTIONS, ScenarioError, effective, load,  # noqa: E402
-                              option_flags)
+from sbpnlab.scenario import (ScenarioError, effective, flow_label, load,  # noqa: E402
+                              setting_of)
 
 GOOD = """\
 [scenario]
@@ -350,9 +350,7 @@ def mutations_fail_cleanly(tmp, texts, n=2000, seed=1):
 
 def row_labels(runs):
     """The report's row labels of the runs' media flows ("sbpn2+sp+pd")."""
-    return {"+".join([m["policy"] if m["transport"] == "dccp" else m["transport"]]
-                     + [CCID3_OPTIONS[o] for o in option_flags(m)])
-            for r in runs for m in r.config["media"]}
+    return {flow_label(m) for r in runs for m in r.config["media"]}
 
 def campaign_resumes(tmp, good):
     """run_campaign with execute() replaced: a run that failed once is
@@ -960,6 +958,14 @@ def main():
                        "policy=udp,keyframe_on_loss=none": (None, False),
                        "policy=udp,keyframe_on_loss=receiver+notice": ("receiver", True)},
               str(argv))
+        # the loop is part of the row label, not of the setting: SIMPLE with
+        # the receiver's loop pairs with SBPN2 with receiver + notice
+        labels = row_labels(kf)
+        params = {tuple(sorted((k, str(v)) for k, v in setting_of(r.point).items()))
+                  for r in kf}
+        check("keyframe_on_loss marks the row label (+kr, +kn), not the comparison key",
+              labels == {"simple", "simple+kr+kn", "sbpn2", "sbpn2+kr+kn", "udp", "udp+kr"}
+              and params == {()}, f"{sorted(labels)} {params}")
         check("keyframe_on_loss absent unless on (earlier configs unchanged)",
               not any("keyframe_on_loss" in m for m in sc.config["media"]) and
               load(write(tmp, GOOD.replace('name = "a"', f'name = "a"\nmodel = "{GOP_MODEL}"\n'

@@ -252,7 +252,7 @@ def flow_of(packets, delays, order=None, start_ns=5_000_000_000):
         paths.append(os.path.join(TMP, f"flow-{name}.rec"))
         with open(paths[-1], "w") as f:
             f.write(text)
-    from sbpnlab.stats import records
+    from sbpnlab import records
     return stats.MediaFlow("call", records.read(paths[0]), records.read(paths[1]), start_ns)
 
 
@@ -688,6 +688,18 @@ def headline_adds_freezes_and_voice_mos():
     report.paired_table(rows(), "simple", summaries)
     s = summaries["sbpn2", "paired_audio.mos"]
     check(s["n"] == 10 and close(s["mean"], 0.05), f"paired MOS kept: {s}")
+    # and the report prints them paired, by seed: with seed 9 of the
+    # baseline gone, 9 pairs, sbpn2's freezes still -0.30 in each (paired
+    # by order they would not), MOS +0.20 four times (seeds 1, 3, 5, 7) and
+    # -0.10 five: mean +0.033, median -0.10, sd 0.158, CI 2.306 x 0.158 / 3
+    # = 0.12
+    rs = [r for r in rows() if r["key"] != (9, 1) or r["policy"] != "simple"]
+    rs.append(rs.pop(rs.index(next(r for r in rs if r["key"] == (9, 1)))))
+    rs.insert(0, rs.pop())
+    note, head, table = report.paired_quality_table(rs, "simple", {})
+    check(head[2:] == ["Δ decodable frames pp", "Δ freeze s/min", "Δ MOS"] and
+          table == [["sbpn2", "9", "-", "-0.3 ±0.0 (-0.3/-0.3/-0.3)",
+                     "0.03 ±0.12 (-0.10/-0.10/0.20)"]], f"paired quality table: {table}")
 
 
 @test

@@ -33,8 +33,8 @@ import tempfile
 import labtest
 from labtest import check
 
-sys.path.insert(0, os.path.join(labtest.ROOT, "userspace", "tests"))
-import records  # noqa: E402
+sys.path.insert(0, os.path.join(labtest.ROOT, "scripts"))
+from sbpnlab import records  # noqa: E402
 
 REVERSE = """
 [scenario]

@@ -43,8 +43,8 @@ import tempfile
 import labtest
 from labtest import check, skip, slow_kernel
 
-sys.path.insert(0, os.path.join(labtest.ROOT, "userspace", "tests"))
-import records  # noqa: E402
+sys.path.insert(0, os.path.join(labtest.ROOT, "scripts"))
+from sbpnlab import records  # noqa: E402
 
 FLOOD_BYTES, FLOOD_GAP_S = 1000, 0.005          # 1.6 Mbit/s of payload
 WIRE_BYTES = FLOOD_BYTES + 8 + 20 + 14          # what tbf counts: UDP, IPv4, Ethernet

@@ -10,6 +10,8 @@
 #   - text that imitates the verdict on stdout or the kernel log cannot turn
 #     a failing command into a pass;
 #   - a kernel WARN in the guest fails the run (exit 125);
+#   - so does a "BUG:" line that panics nothing (DCCP_BUG()'s, which
+#     syzbot reports for CCID3), though the command exits 0;
 #   - the time limit ends a hung command (exit 124), after SysRq has put
 #     the backtraces of all CPUs on the console;
 #   - the kselftest watchdog (selftests/lib/watchdog.sh) kills a program
@@ -33,7 +35,7 @@ VMRUN=$ROOT/scripts/vm-run
 TMP=$(mktemp -d "$BUILD/harness-test.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 
-ktap_plan 10
+ktap_plan 11
 
 # 1-3: one boot for the plain cases.
 "$VMRUN" --timeout 180 --out "$TMP/out" -- sh -c \
@@ -59,6 +61,14 @@ check "a forged verdict does not pass a failing command (got $rc)" test "$rc" -e
 rc=$?
 check "a kernel WARN fails the run with 125 (got $rc)" \
 	sh -c "test $rc -eq 125 && grep -q 'vmrun_warn: deliberate warning' '$TMP/warn.err'"
+
+# 5b: a "BUG:" report without a WARN or oops (DCCP_BUG()): nothing panics and
+# insmod succeeds, so only the console scan can fail the run.
+"$VMRUN" --timeout 180 --out "$TMP/out" -- \
+	insmod "$BUILD/harness/warn/vmrun_warn.ko" bug=1 >/dev/null 2>"$TMP/bug.err"
+rc=$?
+check "a \"BUG:\" console line fails the run with 125 (got $rc)" \
+	sh -c "test $rc -eq 125 && grep -q 'BUG: vmrun_warn: deliberate report' '$TMP/bug.err'"
 
 # 6: a command that never ends.
 "$VMRUN" --timeout 25 --out "$TMP/out" -- sleep 600 >/dev/null 2>&1

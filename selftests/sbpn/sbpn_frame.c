@@ -219,7 +219,7 @@ TEST_F(frame_notices, evicted)
 		uint32_t tag;
 		ssize_t len;
 
-		len = sbpn_read_notice(fd, payload, sizeof(payload), &ee);
+		len = sbpn_read_errqueue(fd, payload, sizeof(payload), &ee);
 		ASSERT_EQ(DT_PAYLOAD, len);
 		memcpy(&tag, payload, sizeof(tag));
 		EXPECT_EQ(want[i].tag, tag);
@@ -230,7 +230,7 @@ TEST_F(frame_notices, evicted)
 		else
 			EXPECT_EQ(expiry, (uint64_t)ee.ee_data << 32 | ee.ee_info);
 	}
-	EXPECT_EQ(-EAGAIN, sbpn_read_notice(fd, NULL, 0, &(struct sock_extended_err){ 0 }));
+	EXPECT_EQ(-EAGAIN, sbpn_read_errqueue(fd, NULL, 0, &(struct sock_extended_err){ 0 }));
 }
 
 TEST_HARNESS_MAIN

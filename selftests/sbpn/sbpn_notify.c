@@ -45,7 +45,7 @@ struct notice {
 static int read_notice(int fd, struct notice *n)
 {
 	char payload[DT_PAYLOAD];
-	ssize_t len = sbpn_read_notice(fd, payload, sizeof(payload), &n->ee);
+	ssize_t len = sbpn_read_errqueue(fd, payload, sizeof(payload), &n->ee);
 
 	if (len < 0)
 		return len;

@@ -32,6 +32,14 @@
 
 #include <linux/errqueue.h>
 
+/*
+ * Drop notices are read with the library's reader (userspace/lib, on the
+ * include path from the Makefile), the one the traffic sender decodes them
+ * with: sbpn_read_errqueue() gives the extended error itself, which these
+ * tests check, the payload's length or -errno (-EAGAIN: none).
+ */
+#include "sbpn_errqueue.h"
+
 #define SBPN_FILLER	0x80000000u	/* tag bit of the window fillers */
 #define SBPN_PROBE	0x40000000u	/* tag bit of sbpn_measure_rtt()'s packets */
 #define SBPN_PROBES	2		/* packets sbpn_measure_rtt() sends */
@@ -562,38 +570,6 @@ static inline void sbpn_set_ack_qdisc(struct __test_metadata *_metadata,
 	sbpn_switch(_metadata, sbpn_ns_b);
 	ASSERT_EQ(0, sbpn_batch("tc", cmd));
 	sbpn_switch(_metadata, sbpn_ns_a);
-}
-
-/*
- * One drop notice from the error queue of @fd, without blocking: its
- * payload into @buf (@cap bytes) and its extended error into @ee.  The
- * payload's length, or -errno (-EAGAIN: none; -ENOMSG: no IP_RECVERR).
- */
-static inline ssize_t sbpn_read_notice(int fd, void *buf, size_t cap,
-				       struct sock_extended_err *ee)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(struct sock_extended_err) +
-				    sizeof(struct sockaddr_in))];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = { .iov_base = buf, .iov_len = cap };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = control.buf, .msg_controllen = sizeof(control.buf),
-	};
-	struct cmsghdr *cmsg;
-	ssize_t len;
-
-	len = recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT);
-	if (len < 0)
-		return -errno;
-	for (cmsg = CMSG_FIRSTHDR(&msg); cmsg; cmsg = CMSG_NXTHDR(&msg, cmsg))
-		if (cmsg->cmsg_level == SOL_IP && cmsg->cmsg_type == IP_RECVERR) {
-			memcpy(ee, CMSG_DATA(cmsg), sizeof(*ee));
-			return len;
-		}
-	return -ENOMSG;
 }
 
 #endif /* SBPN_TEST_H */

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "sbpn.h"
+#include "sbpn_errqueue.h"
 
 /*
  * CCID3 sender state as DCCP_SOCKOPT_CCID_TX_INFO returns it.  The kernel
@@ -30,7 +31,7 @@ struct tfrc_tx_info {
 };
 
 /*
- * Patch 28's option number.  A stock 6.1 kernel answers it with
+ * Patch 30's option number.  A stock 6.1 kernel answers it with
  * ENOPROTOOPT, so a build against the stock header needs no stub.
  */
 #ifndef DCCP_SOCKOPT_FASTER_RESTART
@@ -369,56 +370,56 @@ int sbpn_set_notify(int fd, int on)
 #endif
 }
 
+int sbpn_notice_from_ee(const struct sock_extended_err *ee, struct sbpn_notice *n)
+{
+#ifdef HAVE_DCCP_SOCKOPT_QPOLICY_NOTIFY
+	if (ee->ee_origin != SO_EE_ORIGIN_TXTIME || ee->ee_errno != ECANCELED) {
+		errno = EBADMSG;
+		return -1;
+	}
+	switch (ee->ee_code) {
+	case DCCP_QPOLICY_EE_EXPIRED:
+		n->reason = SBPN_DROP_EXPIRED;
+		break;
+	case DCCP_QPOLICY_EE_EVICTED:
+		n->reason = SBPN_DROP_EVICTED;
+		break;
+	case DCCP_QPOLICY_EE_CCID_ERR:
+		n->reason = SBPN_DROP_CCID_ERR;
+		break;
+	case DCCP_QPOLICY_EE_FRAME:
+		n->reason = SBPN_DROP_FRAME;
+		break;
+	default:
+		errno = EBADMSG;
+		return -1;
+	}
+	n->expiry_ns = (uint64_t)ee->ee_data << 32 | ee->ee_info;
+	return 0;
+#else
+	(void)ee;
+	(void)n;
+	errno = EOPNOTSUPP;
+	return -1;
+#endif
+}
+
 int sbpn_read_notice(int fd, void *buf, size_t cap, struct sbpn_notice *n)
 {
 #ifdef HAVE_DCCP_SOCKOPT_QPOLICY_NOTIFY
-	union {
-		char buf[CMSG_SPACE(sizeof(struct sock_extended_err) +
-				    sizeof(struct sockaddr_in6))];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = { .iov_base = buf, .iov_len = cap };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = control.buf, .msg_controllen = sizeof(control.buf),
-	};
 	struct sock_extended_err ee;
-	struct cmsghdr *cm;
-	ssize_t len;
+	ssize_t len = sbpn_read_errqueue(fd, buf, cap, &ee);
 
-	len = recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT);
-	if (len < 0)
-		return errno == EAGAIN ? 0 : -1;
-	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-		if (!((cm->cmsg_level == SOL_IP && cm->cmsg_type == IP_RECVERR) ||
-		      (cm->cmsg_level == SOL_IPV6 && cm->cmsg_type == IPV6_RECVERR)))
-			continue;
-		memcpy(&ee, CMSG_DATA(cm), sizeof(ee));
-		if (ee.ee_origin != SO_EE_ORIGIN_TXTIME || ee.ee_errno != ECANCELED)
-			break;
-		switch (ee.ee_code) {
-		case DCCP_QPOLICY_EE_EXPIRED:
-			n->reason = SBPN_DROP_EXPIRED;
-			break;
-		case DCCP_QPOLICY_EE_EVICTED:
-			n->reason = SBPN_DROP_EVICTED;
-			break;
-		case DCCP_QPOLICY_EE_CCID_ERR:
-			n->reason = SBPN_DROP_CCID_ERR;
-			break;
-		case DCCP_QPOLICY_EE_FRAME:
-			n->reason = SBPN_DROP_FRAME;
-			break;
-		default:
-			errno = EBADMSG;
-			return -1;
-		}
-		n->expiry_ns = (uint64_t)ee.ee_data << 32 | ee.ee_info;
-		n->len = (size_t)len;
-		return 1;
+	if (len == -EAGAIN)
+		return 0;
+	if (len < 0) {
+		errno = len == -ENOMSG ? EBADMSG : (int)-len;
+		return -1;
 	}
-	errno = EBADMSG;
-	return -1;
+	if (sbpn_notice_from_ee(&ee, n))
+		return -1;
+	n->len = (size_t)len;
+	return 1;
 #else
 	(void)fd;
 	(void)buf;

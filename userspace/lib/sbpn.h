@@ -164,11 +164,20 @@ int sbpn_get_frame(int fd, int *on);
  * its payload.  sbpn_set_notify: ENOPROTOOPT when the kernel lacks it,
  * EOPNOTSUPP when this build's header does.  sbpn_read_notice reads one
  * without blocking into buf (cap bytes): 1 and *n filled, 0 when there is
- * none, -1 and errno on error (EBADMSG: not a drop notice).
+ * none, -1 and errno on error (EBADMSG: not a drop notice; EMSGSIZE: more
+ * control data than a notice has).  It reads with sbpn_read_errqueue()
+ * (sbpn_errqueue.h), which the selftests use too.
  */
 const char *sbpn_drop_reason_name(enum sbpn_drop_reason r);
 int sbpn_set_notify(int fd, int on);
 int sbpn_read_notice(int fd, void *buf, size_t cap, struct sbpn_notice *n);
+/*
+ * The drop notice an extended error describes, as sbpn_read_notice() decodes
+ * it: 0 with n->reason and n->expiry_ns set (n->len untouched), or -1 and
+ * EBADMSG when the origin, errno or code is not a notice's.
+ */
+struct sock_extended_err;
+int sbpn_notice_from_ee(const struct sock_extended_err *ee, struct sbpn_notice *n);
 
 /*
  * Send one datagram.  cmsgs (SBPN_CMSG_*) says which of prio and

@@ -27,8 +27,8 @@ US = os.path.dirname(HERE)
 ROOT = os.path.dirname(US)
 SEND, RECV, BULK = f"{US}/bin/sbpn-send", f"{US}/bin/sbpn-recv", f"{US}/bin/sbpn-bulk"
 PCAP2TRACE = f"{ROOT}/scripts/pcap2trace.py"
-sys.path.insert(0, HERE)
-import records  # noqa: E402
+sys.path.insert(0, f"{ROOT}/scripts")
+from sbpnlab import records  # noqa: E402
 
 TMP = tempfile.mkdtemp(prefix="sbpn-tests.")
 results = []
@@ -413,6 +413,88 @@ def records_reader_refuses_other_versions():
         check("sbpn-records 2" in str(e), f"error does not say the version: {e}")
         return
     raise AssertionError("version 2 accepted")
+
+
+@test
+def records_runner_and_analysis_read_one_trailer():
+    # The runner reads the '# key: value' lines of files a killed program
+    # may have left unfinished (read_comments), the analysis and the tests
+    # whole files (read): both through parse_kv, so a file the tools wrote
+    # gives both the same metadata and trailer.
+    s, r = transfer("udp", 47315)
+    for role, f in (("send", s), ("recv", r)):
+        got = records.read_comments(f"{TMP}/udp.{role}.tsv")
+        check(got == (f.meta, f.trailer), f"{role}: read_comments {got} != read's "
+              f"{(f.meta, f.trailer)}")
+        check(f.trailer.get("complete") == "1" and "start_ns" in got[0] and
+              "start_ns" not in got[1], f"{role}: meta and trailer mixed up: {got}")
+    # A value runs to the end of the line, colons and all; an empty one is
+    # empty; a line that is not '# key: value' is refused by read() and
+    # skipped by read_comments(); an unfinished row stops read() only.
+    path = f"{TMP}/kv.tsv"
+    body = ("# sbpn-records 1\n# tool: sbpn-send 1:2\n# empty:\n"
+            + "\t".join(records.RECV_COLUMNS) + "\n0\taudio\t60\t1\t2\n")
+    with open(path, "w") as f:
+        f.write(body + "# packets: 1\n# complete: 1\n")
+    whole = records.read(path)
+    check((whole.meta, whole.trailer) == ({"tool": "sbpn-send 1:2", "empty": ""},
+                                          {"packets": "1", "complete": "1"}),
+          f"read: {whole.meta} {whole.trailer}")
+    check(records.read_comments(path) == (whole.meta, whole.trailer),
+          f"read_comments: {records.read_comments(path)}")
+    for bad, want in (("# no value here\n", "expected '# key: value'"),
+                      ("1\taud\n", "2 fields, header has 5")):
+        with open(path, "w") as f:
+            f.write(body + bad + "# complete: 1\n")
+        try:
+            records.read(path)
+            raise AssertionError(f"read() took {bad!r}")
+        except ValueError as e:
+            check(want in str(e), f"read() on {bad!r}: {e}")
+        got = records.read_comments(path)
+        check(got == (whole.meta, {"complete": "1"}), f"read_comments on {bad!r}: {got}")
+
+
+@test
+def notices_reader_checks_format_and_columns():
+    path = f"{TMP}/n.notices.tsv"
+    head = "# sbpn-notices 1\n# role: send\n"
+    row = "3\tvideo\texpired\t100\t200\n"
+    with open(path, "w") as f:
+        f.write(head + "\t".join(records.NOTICES_COLUMNS) + "\n" + row + "# complete: 1\n")
+    n = records.read_notices(path)
+    check(n.complete and n.rows == [dict(zip(records.NOTICES_COLUMNS, row[:-1].split("\t")))],
+          f"notices {n.rows} {n.trailer}")
+    for text, want in ((head + "seq\tclass\treason\texpiry_ns\n", "notices columns"),
+                       ("# sbpn-records 1\n" + "\t".join(records.NOTICES_COLUMNS) + "\n",
+                        "expected '# sbpn-notices 1'")):
+        with open(path, "w") as f:
+            f.write(text)
+        try:
+            records.read_notices(path)
+            raise AssertionError(f"read_notices took {text!r}")
+        except ValueError as e:
+            check(want in str(e), f"{text!r}: {e}")
+    # account.py reports such a file as a violation, not a crash
+    s, rv = f"{TMP}/udp.send.tsv", f"{TMP}/udp.recv.tsv"
+    a = run([sys.executable, f"{HERE}/account.py", s, rv, path])
+    check(a.returncode == 1 and "expected '# sbpn-notices 1'" in a.stdout and
+          "Traceback" not in a.stderr, f"account rc {a.returncode}: {a.stdout} {a.stderr}")
+
+
+NOTICE_TEST = f"{US}/build/notice-test"
+
+
+@test
+def errqueue_reader_unit():
+    """The drop-notice reader's control buffer and refusals, against ICMP
+    errors on loopback (tests/notice_test.c, built by make check)."""
+    check(os.access(NOTICE_TEST, os.X_OK), f"{NOTICE_TEST} not built (make -C userspace check)")
+    p = run([NOTICE_TEST])
+    check(p.returncode == 0 and "not ok" not in p.stdout, f"notice-test:\n{p.stdout}")
+    for line in p.stdout.splitlines():
+        if "# SKIP" in line:
+            print(f"# notice-test: {line}")
 
 
 @test

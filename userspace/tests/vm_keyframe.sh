@@ -3,7 +3,7 @@
 #
 # The key-frame loop's "notice" path (#38, item 3), which needs DCCP and
 # our modules, run INSIDE the VM:  scripts/vm-run -- userspace/tests/vm_keyframe.sh
-# (not in scripts/vm-tests.sh's suites yet: untried until a VM run).
+# (scripts/vm-tests.sh's suite "keyframe").
 #
 # An Ekiga call with coding dependencies (video_gop 100) over SBPN2 with
 # drop notices on a path too narrow for it (150 kbit/s, tx_qlen 5), so the
@@ -37,20 +37,10 @@ modprobe -a dccp_ipv4 sch_netem sch_tbf veth 2>/dev/null
 	skip_all "sbpn-send built without the SBPN header"
 [ -e /sys/module/dccp/version ] || skip_all "stock DCCP modules: no SBPN policies (make load)"
 
-cleanup() {
-	ip netns pids "$B" 2>/dev/null | xargs -r kill 2>/dev/null
-	ip netns del "$A" 2>/dev/null
-	ip netns del "$B" 2>/dev/null
-}
-trap cleanup EXIT
+# shellcheck source=vm_netns.sh
+. "$TESTS/vm_netns.sh"
 mkdir -p "$OUT"
-ip netns add "$A" && ip netns add "$B" || skip_all "cannot create namespaces"
-ip link add va netns "$A" type veth peer name vb netns "$B"
-ip -n "$A" addr add 10.78.0.1/24 dev va
-ip -n "$B" addr add 10.78.0.2/24 dev vb
-for ns in "$A" "$B"; do ip -n "$ns" link set lo up; done
-ip -n "$A" link set va up
-ip -n "$B" link set vb up
+netns_pair "$A" "$B" 78
 tc -n "$A" qdisc add dev va root handle 1: netem delay 20ms loss "${LOSS:-0}%" limit 1000
 tc -n "$A" qdisc add dev va parent 1: handle 2: tbf rate 150kbit burst 3000 limit 6000
 

@@ -7,15 +7,16 @@ Prints what is wrong; exit 0 when nothing is."""
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import records  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "scripts"))
+from sbpnlab import records  # noqa: E402
 
 base, sources, rc = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])
 bad = []
 if rc != 0:
     bad.append(f"sbpn-send exit {rc}")
 snd = records.read(base + ".send.tsv")
-notices = records.read(base + ".notices.tsv", magic=records.NOTICES_FORMAT)
+notices = records.read_notices(base + ".notices.tsv")
 frames = {}
 for x in snd.rows:
     if x["class"] == "video":

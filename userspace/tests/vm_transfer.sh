@@ -36,20 +36,10 @@ modprobe -a dccp_ipv4 dccp_ipv6 2>/dev/null
 modprobe -a sch_netem veth 2>/dev/null
 [ -d /sys/module/dccp ] || skip_all "no DCCP modules"
 
-cleanup() {
-	ip netns pids "$B" 2>/dev/null | xargs -r kill 2>/dev/null
-	ip netns del "$A" 2>/dev/null
-	ip netns del "$B" 2>/dev/null
-}
-trap cleanup EXIT
+# shellcheck source=vm_netns.sh
+. "$TESTS/vm_netns.sh"
 mkdir -p "$OUT"
-ip netns add "$A" && ip netns add "$B" || skip_all "cannot create namespaces"
-ip link add va netns "$A" type veth peer name vb netns "$B"
-ip -n "$A" addr add 10.77.0.1/24 dev va
-ip -n "$B" addr add 10.77.0.2/24 dev vb
-for ns in "$A" "$B"; do ip -n "$ns" link set lo up; done
-ip -n "$A" link set va up
-ip -n "$B" link set vb up
+netns_pair "$A" "$B" 77
 # a little delay so the path is not instantaneous; loss per case below
 tc -n "$A" qdisc add dev va root netem delay 10ms limit 10000
 
