@@ -654,6 +654,12 @@ OLD_CAMPAIGNS = [
       ("simple,size_pacing=False", "simple,size_pacing=True", "udp,size_pacing=False")]),
     # make demo before its variants: DEMO_ONLY's three
     ("demo.toml", None, [f"{v},rep={r:02d}" for r in range(1, 11) for v in RFC3]),
+    # keyframe-tcp-rtt80-q5: SIMPLE with the receiver's key-frame loop,
+    # SBPN2 and best with it alone and with receiver + notice
+    ("keyframe-tcp-rtt80-q5.toml", None,
+     [f"{v},keyframe_on_loss={k},rep={r:02d}" for r in range(1, 31) for v, k in
+      ((RFC3[0], "receiver"), (RFC3[1], "receiver"), (RFC3[1], "receiver+notice"),
+       (RFC3[2], "receiver"), (RFC3[2], "receiver+notice"))]),
 ]
 
 
