@@ -248,7 +248,14 @@ TEST_F_TIMEOUT(edges, first_loss, 60)
 	ASSERT_EQ(1, send(cfd, "2", 1, 0));
 	dt_sh(_metadata, "ip netns exec %s tc qdisc change dev va root netem loss 0%%",
 	      self->a);
-	ASSERT_EQ(1, netem_dropped(self->a, "va"));
+	/*
+	 * At least packet 2: under TCG the two tc calls take long enough for
+	 * another packet to leave in between (IPv6 neighbour discovery on
+	 * the new veth, the sender's Ack), seen 3 drops in one of four runs;
+	 * a lost Ack is a gap in DCCP's sequence numbers too, so the loss
+	 * the receiver must report is there either way.
+	 */
+	ASSERT_LE(1, netem_dropped(self->a, "va"));
 	/* 3, 4, 5: the loss is confirmed on the last */
 	for (i = 0; i < 3; i++) {
 		dt_sleep_ms(GAP_MS);
