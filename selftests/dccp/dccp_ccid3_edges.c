@@ -45,13 +45,6 @@
 #define GAP_MS		1000	/* between packets in first_loss */
 #define FEEDBACK_MS	500	/* for the loss report to reach the sender */
 
-/* DCCP_SOCKOPT_CCID_RX_INFO: struct tfrc_rx_info of linux/tfrc.h */
-struct dt_tfrc_rx_info {
-	uint32_t x_recv;
-	uint32_t rtt;
-	uint32_t p;
-};
-
 FIXTURE(edges) {
 	char a[32], b[32];
 };
