@@ -9,8 +9,9 @@
 #   2. apply patches/0*.patch in order (the cover letter is skipped),
 #   3. for 7.3 only: copy the functions 7.x no longer exports out of the
 #      fetched sources (scripts/carry.py, patches/7.x/carry.list) into
-#      net/dccp/compat/, then apply patches/7.x/0*.patch, which adapt DCCP
-#      to 7.x and those copies to DCCP,
+#      net/dccp/compat/, with compat/alias.h, which renames them, then
+#      apply patches/7.x/0*.patch, which adapt DCCP to 7.x and those
+#      copies to DCCP, and check that no copy still uses TCP's state,
 #   4. add our out-of-tree glue from kernel/ into net/dccp/.
 #
 # The result is assembled aside and then synchronised into build/tree file by
@@ -32,15 +33,34 @@ NEW=$BUILD/tree.new
 PARTS=(
 	net/dccp
 	include/uapi/linux/dccp.h
-	include/uapi/linux/inet_diag.h
-	include/linux/inet_diag.h
 	include/linux/dccp.h
 	Documentation/networking/dccp.rst
 )
+# The inet_diag headers (our series adds an attribute) are the target
+# kernel's: 7.x's inet_diag API is not 6.12's (struct inet_diag_handler
+# lost a member, the uapi header gained the timer enum), so on 7.x they
+# come from 7.3's source, not DCCP's.  Both must be in the tree, or
+# NOSTDINC_FLAGS would find the uapi header for <linux/inet_diag.h>.
+DIAG_PARTS=(
+	include/uapi/linux/inet_diag.h
+	include/linux/inet_diag.h
+)
 # 7.x removed CCID 3's shared header along with DCCP.
-[ -z "${DCCP_SRC:-}" ] || PARTS+=(include/linux/tfrc.h)
+if [ -z "${DCCP_SRC:-}" ]; then
+	PARTS+=("${DIAG_PARTS[@]}")
+else
+	PARTS+=(include/linux/tfrc.h)
+fi
 
 die() { echo "build-tree: error: $*" >&2; exit 1; }
+
+# What no adapted copy may use (7.x target): TCP's own tables, counters,
+# request handling and request sock fields.
+TCP_ONLY='tcp_get_hashinfo|tcp_death_row|tcp_orphan_count_(inc|dec)|tcp_rtx_synack'
+TCP_ONLY+='|tcp_syn_ack_timeout|tcp_twsk_unique|tcp_reqsk_timeout|tcp_timeout_init'
+TCP_ONLY+='|rsk_is_mptcp|mptcp_subflow_reqsk_clone|accecn_ok|txhash|md5sig_info'
+TCP_ONLY+='|tcp_clear_sock_ops_cb_flags'
+TCP_ONLY+='|inet_lookup_run_sk_lookup|inet6_lookup_run_sk_lookup'
 
 rm -rf "$NEW"
 mkdir -p "$NEW"
@@ -48,6 +68,12 @@ for p in "${PARTS[@]}"; do
 	mkdir -p "$NEW/$(dirname "$p")"
 	cp -a "$SRC/$p" "$NEW/$p"
 done
+if [ -n "${DCCP_SRC:-}" ]; then
+	for p in "${DIAG_PARTS[@]}"; do
+		mkdir -p "$NEW/$(dirname "$p")"
+		cp -a "$CACHE/$ABI/source/$p" "$NEW/$p"
+	done
+fi
 
 apply() { # series directory: its 0*.patch in order, the cover letter skipped
 	local patch
@@ -68,9 +94,18 @@ if [ -n "${DCCP_SRC:-}" ]; then
 	"$ROOT/scripts/carry.py" --list "$ROOT/patches/7.x/carry.list" \
 		--out "$NEW/net/dccp/compat" \
 		--src "7.3=$CACHE/$ABI/source=linux-source-7.3 $DEBVER" \
-		--src "6.12=$DCCP_SRC=linux-source-6.12 $DCCP_DEBVER" ||
+		--src "6.12=$DCCP_SRC=linux-source-6.12 $DCCP_DEBVER" \
+		--aliases "$NEW/net/dccp/compat/alias.h" ||
 		die "scripts/carry.py failed"
 	apply "$ROOT/patches/7.x"
+	# The copies must not reach TCP's tables or counters, nor TCP's fields
+	# of DCCP's sockets (Documentation/dccp-on-7x.rst): one of these names
+	# in the code (comments aside) of an adapted copy means that a patch
+	# missed it.
+	if grep -nwE "$TCP_ONLY" "$NEW"/net/dccp/compat/*.c |
+		grep -vE '^[^:]+:[0-9]+:[[:space:]]*(/?\*|//)' >&2; then
+		die "a carried copy still uses TCP's state (above): adapt it in patches/7.x"
+	fi
 fi
 
 cp "$ROOT"/kernel/* "$NEW/net/dccp/"

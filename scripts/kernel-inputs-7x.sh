@@ -23,9 +23,11 @@
 #                                    libc nor its compiler flags, so the
 #                                    modules are built in it (scripts/in-root.sh)
 #   $CACHE/$ABI/source/              the parts of linux-source-7.3 we need:
-#                                    checkpatch, the kselftest harness, and
-#                                    the files patches/7.x/carry.list takes
-#                                    functions from
+#                                    checkpatch, the kselftest harness, the
+#                                    inet_diag headers DCCP builds against
+#                                    (7.x's API is not 6.12's), and the files
+#                                    patches/7.x/carry.list takes functions
+#                                    from
 #   $CACHE/$ABI/source-6.12/         DCCP itself and the 6.12 files of
 #                                    carry.list, from the 6.12 target's
 #                                    linux-source-6.12 (its inputs are fetched
@@ -67,12 +69,12 @@ SOURCE_PARTS=(
 	tools/testing/selftests/kselftest.h
 	tools/testing/selftests/lib.mk
 	tools/testing/selftests/kselftest
+	include/uapi/linux/inet_diag.h
+	include/linux/inet_diag.h
 )
 DCCP_PARTS=(
 	net/dccp
 	include/uapi/linux/dccp.h
-	include/uapi/linux/inet_diag.h
-	include/linux/inet_diag.h
 	include/linux/dccp.h
 	include/linux/tfrc.h
 	Documentation/networking/dccp.rst

@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Swap the DCCP modules of a running Debian kernel (6.1 or 6.12).
+# Swap the DCCP modules of a running Debian kernel (6.1, 6.12 or 7.3).
 #
 #   modules.sh load DIR    unload whatever DCCP is loaded, insmod ours from DIR
 #   modules.sh unload      unload ours, load the kernel's own DCCP modules again
+#                          (Linux 6.16 and later have none: ours just go)
 #   modules.sh status      which DCCP modules are loaded, and whose
 #
 # All four modules go together (dccp, dccp_ipv4, dccp_ipv6, dccp_diag):
@@ -84,6 +85,12 @@ load)
 unload)
 	kver=$(uname -r)
 	unload_all
+	# Linux 6.16 removed DCCP: without ours, a 7.x kernel has none.
+	if [ "$(printf '%s\n' 6.16 "$kver" | sort -V | head -n1)" = 6.16 ]; then
+		say "Linux $kver has no DCCP of its own: ours are unloaded, none is loaded"
+		status
+		exit 0
+	fi
 	# /usr/lib/modules: Debian 13's packages, on a host without merged /usr
 	stock=/lib/modules/$kver/kernel/net/dccp
 	[ -d "$stock" ] || [ ! -d "/usr$stock" ] || stock=/usr$stock

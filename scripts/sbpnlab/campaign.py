@@ -96,10 +96,17 @@ def parse_shard(text):
     return int(m.group(1)), int(m.group(2))
 
 
+def matches(spec, only):
+    """Whether --only's regular expression finds the run id or the run's
+    variant name ('^best$' picks a variant, 'rep=01$' a repetition)."""
+    return bool(re.search(only, spec.id) or
+                (spec.variant is not None and re.search(only, spec.variant)))
+
+
 def selected(scenario, only=None, shard=None):
-    """The scenario's runs under --only (a regular expression on the run id)
-    and shard (K, N): whole repetitions, (rep - 1) mod N = K - 1."""
-    return [r for r in scenario.runs() if (not only or re.search(only, r.id)) and
+    """The scenario's runs under --only (matches()) and shard (K, N): whole
+    repetitions, (rep - 1) mod N = K - 1."""
+    return [r for r in scenario.runs() if (not only or matches(r, only)) and
             (not shard or (r.rep - 1) % shard[1] == shard[0] - 1)]
 
 
@@ -114,12 +121,18 @@ def _write_json(camp_dir, index):
 def write_index(scenario, camp_dir, name, only=None, shard=None, decide=None):
     """campaign.json: the runs this campaign (or shard of it) is to have,
     those of --only when it is given (the report counts the others as not
-    wanted, not as missing), and the settings of run --decide, if given
-    (runs of comparisons that stopped early stay unmade)."""
+    wanted, not as missing), the scenario's variants (each name with its
+    part of the run ids, which the report labels the runs by) and
+    comparisons, and the settings of run --decide, if given (runs of
+    comparisons that stopped early stay unmade)."""
+    named = ({"variants": [{"name": v["name"], "point": v["point"]}
+                           for v in scenario.variants],
+              "baseline": scenario.baseline, "compare": scenario.comparisons}
+             if scenario.variants else {})
     _write_json(camp_dir, {
         "format": RESULTS_FORMAT, "campaign": name,
         "scenario_file": os.path.abspath(scenario.path), "scenario": scenario.name,
-        "sweep": scenario.sweep, "only": only,
+        "sweep": scenario.sweep, **named, "only": only,
         "repetitions": scenario.config["scenario"]["repetitions"],
         "shard": f"{shard[0]}/{shard[1]}" if shard else None,
         "runs": [r.id for r in selected(scenario, only, shard)],
@@ -140,7 +153,7 @@ def merge_campaigns(dest, sources, out=sys.stderr):
                 indexes.append(json.load(f))
         except (OSError, ValueError) as e:
             raise ValueError(f"{src}: no readable campaign.json ({e})") from None
-    same = ("scenario", "sweep", "only", "repetitions")
+    same = ("scenario", "sweep", "variants", "only", "repetitions")
     for src, ix in zip(sources[1:], indexes[1:]):
         for k in same:
             if ix.get(k) != indexes[0].get(k):
@@ -189,14 +202,21 @@ def merge_campaigns(dest, sources, out=sys.stderr):
 
 
 def arms(spec):
-    """What a run is part of: {(comparison key, policy label)} for each of
-    its media flows, the key as report.group() makes it from meta.json
-    (scenario, sweep parameters but the policy and its options, flow) and
-    the label as stats.policy_of() does."""
-    key = tuple(sorted((k, str(v)) for k, v in setting_of(spec.point).items()))
+    """What a run is part of: {(comparison key, row label)} for each of
+    its media flows, as report.group() and stats.run_metrics() make them
+    from meta.json and campaign.json: the key is (scenario, the setting's
+    sweep values, flow), the label the variant's name; without variants,
+    the key is the sweep point's setting (scenario.setting_of) and the
+    label the flow's policy and options (scenario.flow_label)."""
+    if spec.variant is not None:
+        params = {k: v for k, v in spec.point.items()
+                  if k not in spec.scenario.variants[0]["point"]}
+    else:
+        params = setting_of(spec.point)
+    key = tuple(sorted((k, str(v)) for k, v in params.items()))
     out = set()
     for m in spec.config["media"]:
-        out.add(((spec.scenario.name, key, m["name"]), flow_label(m)))
+        out.add(((spec.scenario.name, key, m["name"]), spec.variant or flow_label(m)))
     return out
 
 

@@ -29,9 +29,9 @@ import sys
 import types
 
 from . import autojobs, resultstable
-from .campaign import (RUN_OVERHEAD_S, VENV_PYTHON, VM_SLACK_S, _fmt_s, estimate_s, merge_campaigns,
-                       parse_shard, run_campaign, run_decided, run_status, selected,
-                       vm_timeout_s)
+from .campaign import (RUN_OVERHEAD_S, VENV_PYTHON, VM_SLACK_S, _fmt_s, estimate_s, matches,
+                       merge_campaigns, parse_shard, run_campaign, run_decided, run_status,
+                       selected, vm_timeout_s)
 from .sequential import looks as decide_looks, settings as decide_settings
 from .run import BIN
 from .scenario import ScenarioError, load
@@ -39,8 +39,9 @@ from .scenario import ScenarioError, load
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCENARIO_DIR = os.path.normpath(os.path.join(HERE, "..", "scenarios"))
 EPILOG = """\
-A sweep is the scenario's [sweep] table: its cross product times the
-repetitions gives the runs, each in RESULTS/CAMPAIGN/RUN-ID/ (layout in
+The runs are the scenario's [[variant]] tables (what it compares) at each
+point of its [sweep] table's cross product (the settings), times the
+repetitions, each in RESULTS/CAMPAIGN/RUN-ID/ (layout in
 Documentation/results-format.rst; scenario format in
 Documentation/testbed.rst).  Runs need DCCP, so they happen in the VM:
 
@@ -48,8 +49,8 @@ Documentation/testbed.rst).  Runs need DCCP, so they happen in the VM:
       --out results -- scripts/sbpn-lab run scripts/scenarios/demo.toml
 
 `sbpn-lab timeout` takes run's scenarios, --jobs, --only and --shard and
-prints a time limit that fits them (the whole of demo.toml, 320 runs of
-16 s one at a time, takes about 2.3 hours); run --dry-run and the
+prints a time limit that fits them (the whole of demo.toml, 30 runs of
+16 s one at a time, takes about 13 minutes); run --dry-run and the
 campaign's first line say how long the runs should take.
 """
 
@@ -103,8 +104,10 @@ def _check_environment(command, tools, dccp):
 def _none_selected(sc, only, shard):
     """Why --only and --shard leave none of the scenario's runs."""
     if only and not selected(sc, only):
+        names = (f", variants {', '.join(v['name'] for v in sc.variants)}" if sc.variants
+                 else "")
         return (f"--only: no run of {sc.name} matches {only!r} ({sc.path}: run ids such "
-                f"as {sc.runs()[0].id})")
+                f"as {sc.runs()[0].id}{names})")
     return (f"--shard {shard[0]}/{shard[1]}: no run of {sc.name} is in it ({sc.path}: "
             f"{sc.config['scenario']['repetitions']} repetitions)")
 
@@ -203,7 +206,8 @@ def _cmd_run(args):
                                           sc.config["scenario"]["repetitions"]))))
             for r in selected(sc, args.only, shard):
                 rd = os.path.join(args.results, name, r.id)
-                print(f"{name}/{r.id}\tseed {r.seed}\t{run_status(rd) or 'not run'}")
+                print(f"{name}/{r.id}\tseed {r.seed}\t{run_status(rd) or 'not run'}"
+                      + (f"\tvariant {r.variant}" if r.variant else ""))
         sys.stdout.flush()
         print(f"sbpn-lab: all of them take about {_fmt_s(est)} at --jobs {args.jobs}; "
               f"scripts/vm-run --timeout {vm_timeout_s(est)} fits them (sbpn-lab timeout)",
@@ -255,7 +259,7 @@ def _cmd_handshake(args):
     if args.count < 1:
         return _bad_input("--count: expected a number >= 1")
     try:
-        spec = next(r for r in sc.runs() if not args.only or re.search(args.only, r.id))
+        spec = next(r for r in sc.runs() if not args.only or matches(r, args.only))
     except re.error as e:
         return _bad_input(f"--only: not a regular expression: {e}")
     except StopIteration:
@@ -353,8 +357,9 @@ def main(argv=None):
                     "are comparable only between campaigns run with the same --jobs); "
                     "auto: the most that do not delay the media sender or the path, "
                     "found by short probe runs and kept in the campaign's jobs-auto.json")
-    rn.add_argument("--only", metavar="REGEX", help="only runs whose id matches REGEX "
-                    "(one that matches no run is an error, exit 2)")
+    rn.add_argument("--only", metavar="REGEX", help="only runs whose id or variant name "
+                    "REGEX finds ('^best$': the variant best; 'rep=0[1-3]$': the first "
+                    "three repetitions; one that matches no run is an error, exit 2)")
     rn.add_argument("--force", action="store_true",
                     help="redo runs that are already complete (default: resume)")
     rn.add_argument("--dry-run", action="store_true",
@@ -395,8 +400,8 @@ def main(argv=None):
                         "each in new namespaces (inside the VM)")
     hs.add_argument("scenario", help="scenario file (TOML)")
     hs.add_argument("--only", metavar="REGEX",
-                    help="use the path of the first run whose id matches REGEX "
-                    "(default: the first run)")
+                    help="use the path of the first run whose id or variant name "
+                    "matches REGEX (default: the first run)")
     hs.add_argument("--count", type=int, default=100, help="handshakes (default 100)")
     hs.set_defaults(func=_cmd_handshake)
     rt = sub.add_parser("results-table", help="the table that opens "

@@ -51,18 +51,21 @@ def pair(a, b):
         x, y = a.get(key), b.get(key)
         if x is None or y is None:
             unpaired.append((key[0], f"complete only in {'B' if x is None else 'A'}"))
-        elif (x["scenario"], x["policy"]) != (y["scenario"], y["policy"]):
-            unpaired.append((key[0], f"A is {x['scenario']}/{x['policy']}, "
-                             f"B is {y['scenario']}/{y['policy']}"))
+        elif (x["scenario"], x["label"]) != (y["scenario"], y["label"]):
+            # the options, not the names: a campaign run before scenarios
+            # named their variants pairs with one run after
+            unpaired.append((key[0], f"A is {x['scenario']}/{x['label']}, "
+                             f"B is {y['scenario']}/{y['label']}"))
         else:
             pairs.append((x, y))
     return pairs, unpaired
 
 
 def table(pairs):
-    """Rows of the differences table: one per policy, then all pairs."""
-    groups = {p: [xy for xy in pairs if xy[0]["policy"] == p]
-              for p in stats.policies([x for x, _ in pairs])}
+    """Rows of the differences table: one per variant (as B names it), then
+    all pairs."""
+    groups = {p: [xy for xy in pairs if xy[1]["policy"] == p]
+              for p in stats.policies([y for _, y in pairs])}
     if len(groups) > 1:
         groups["all"] = pairs
     out = []

@@ -73,6 +73,8 @@ def run(args):
     if not rows:
         print(f"sbpn-lab decide: no complete run in {camp}", file=sys.stderr)
         return 1
+    # a variant's name, or its options' label (report.resolve)
+    conf["baseline"] = report.resolve(rows, conf["baseline"])
     maximum = index.get("repetitions") or max(r["repetition"] for r in rows)
     through = args.through or max(r["repetition"] for r in rows)
     decision = analyse(rows, conf, maximum, through)

@@ -3,12 +3,16 @@
 
 Reads every run directory of the campaign (never runs anything), lists the
 runs it cannot use and why (failed, incomplete, not run, unreadable),
-groups the complete runs into comparisons (same scenario and sweep point
-except the policy), and for each prints a table with a row per policy:
+groups the complete runs into comparisons (same scenario and setting: the
+sweep point except the variant), and for each prints a table with a row
+per variant (named in the scenario's [[variant]] tables, which
+campaign.json records; in a campaign run before, its policy and options):
 on-time and received fraction of audio and video (mean, 95 % Student-t
 interval, min/median/max over runs), the share of time CCID3's allowed
 rate X was below the audio rate, the differences to the baseline policy
-paired by seed, and audio loss against jitter-buffer size.  The same goes
+paired by seed, and audio loss against jitter-buffer size.  It opens with
+a finding line per comparison that the scenario names ([scenario]
+compare or baseline; --baseline and --headline choose others).  The same goes
 to summary.txt, summary.md and summary.csv (every metric, long form) and
 runs.csv (one row per run and flow) in the output directory, with the
 figures of sbpnlab.plots.  Comparisons that differ in one numeric sweep
@@ -54,9 +58,12 @@ def add_arguments(parser):
                         "sub-directory per run")
     parser.add_argument("--out", metavar="DIR",
                         help="where tables and figures go (default RESULTS_DIR/report)")
-    parser.add_argument("--baseline", default="simple", metavar="POLICY",
-                        help="the policy the others are paired with by seed "
-                        "(default simple)")
+    parser.add_argument("--baseline", metavar="VARIANT",
+                        help="the variant the others are paired with by seed, and "
+                        "whose findings against each other variant open the report "
+                        "(default: the scenario's baseline; in a campaign without "
+                        "named variants simple); a variant's name, or its policy and "
+                        "options as campaigns without names label it (sbpn2+sp+pd)")
     parser.add_argument("--jitter-buffer-ms", type=float, default=JITTER_BUFFER_MS,
                         metavar="MS", help="jitter buffer for the audio loss-period levels "
                         f"(default {JITTER_BUFFER_MS})")
@@ -65,14 +72,17 @@ def add_arguments(parser):
     parser.add_argument("--runs", metavar="REGEX",
                         help="also draw the per-run figure (each packet's delay and fate, "
                         "CCID3's X, the queue) of every run whose id matches REGEX")
-    parser.add_argument("--headline", default="sbpn2", metavar="POLICY",
-                        help="the policy whose paired differences to the baseline open "
-                        "the report, with whether their intervals allow a conclusion "
-                        "(default sbpn2; none if the campaign has no such runs)")
+    parser.add_argument("--headline", metavar="VARIANT",
+                        help="the one variant whose paired differences to the baseline "
+                        "open the report, with whether their intervals allow a "
+                        "conclusion (default: the comparisons the scenario names, "
+                        "[scenario] compare or baseline; in a campaign without named "
+                        "variants sbpn2; none if the campaign has no such runs)")
     parser.add_argument("--reference", metavar="CSV",
                         help="the summary.csv of a reference campaign (for example the "
                         "30-pair one in Documentation/results/): its paired differences "
-                        "are shown under the headline")
+                        "are shown under each finding, found by the variant's name or "
+                        "its policy and options")
 
 
 def run(args):
@@ -95,9 +105,15 @@ def run(args):
     rows = metrics(runs, args.jitter_buffer_ms / 1000, unusable)
     comparisons = group(rows)
     text, md, long_rows, figures = [], [], [], []
+    baseline, pairs = findings(rows, read_index(args.results_dir), args.baseline,
+                               args.headline)
+    labels = {r["policy"]: r["label"] for r in rows}
     try:
-        reference = (read_reference(args.reference, args.headline) if args.reference
-                     else None)
+        reference = {}
+        for _, variant in pairs if args.reference else []:
+            reference[variant] = read_reference(args.reference, variant)
+            if not reference[variant]["_n"] and variant in labels:
+                reference[variant] = read_reference(args.reference, labels[variant])
     except (OSError, ValueError) as e:
         print(f"sbpn-lab report: --reference: {e}", file=sys.stderr)
         return 2
@@ -107,9 +123,10 @@ def run(args):
         print(f"sbpn-lab report: --runs: not a regular expression: {e}", file=sys.stderr)
         return 2
     for key, crows in comparisons.items():
-        lines = headline(crows, args.baseline, args.headline, key_title(key), reference)
-        text += lines + ([""] if lines else [])
-        md += lines + ([""] if lines else [])
+        for base, variant in pairs:
+            lines = headline(crows, base, variant, key_title(key), reference.get(variant))
+            text += lines + ([""] if lines else [])
+            md += lines + ([""] if lines else [])
     # A campaign run with --decide: when and why each comparison stopped
     # (decision.json, sbpnlab.decide), and its runs never made for it.
     # Only while campaign.json still has "decide": resumed with --no-decide
@@ -152,7 +169,7 @@ def run(args):
         return 1
     os.makedirs(out, exist_ok=True)
     for key, crows in comparisons.items():
-        t, m, lr = comparison_tables(key, crows, args.baseline, args.jitter_buffer_ms)
+        t, m, lr = comparison_tables(key, crows, baseline, args.jitter_buffer_ms)
         text += t
         md += m
         long_rows += lr
@@ -166,12 +183,12 @@ def run(args):
                 figures += plots.draw_run(out, run, flow)
     for (scenario, flow, param), points in sweeps(comparisons).items():
         title = f"{scenario} flow {flow}"
-        t, m = sweep_table(title, param, points, args.baseline)
+        t, m = sweep_table(title, param, points, baseline)
         text += t
         md += m
         if not args.no_figures:
             figures += plots.draw_sweep(out, slug((scenario, (), flow)), title, param, points,
-                                        args.baseline)
+                                        baseline)
     print("\n".join(text))
     write(out, "summary.txt", "\n".join(text) + "\n")
     write(out, "summary.md", "\n".join(md) + "\n")
@@ -184,6 +201,46 @@ def run(args):
 
 # ---- reading the campaign ---------------------------------------------------
 
+def read_index(campaign_dir):
+    """The campaign's campaign.json, or {} if it has none or it cannot be
+    read (scan() says so)."""
+    try:
+        with open(os.path.join(campaign_dir, "campaign.json"), encoding="utf-8") as f:
+            index = json.load(f)
+        return index if isinstance(index, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def resolve(rows, wanted):
+    """The row label that --baseline or --headline means: a variant's name,
+    or the label a campaign without names gives a policy and its options
+    ("sbpn2+sp+pd"), which names the one variant that has them; so a
+    command written for either kind of campaign works on both."""
+    if any(r["policy"] == wanted for r in rows):
+        return wanted
+    named = {r["policy"] for r in rows if r.get("label") == wanted}
+    return named.pop() if len(named) == 1 else wanted
+
+
+def findings(rows, index, baseline=None, headline=None):
+    """(the paired tables' baseline, [(baseline, variant)] whose finding
+    lines open the report): --headline alone against the baseline;
+    --baseline against each other variant; by default the comparisons
+    campaign.json records from the scenario ([scenario] compare or
+    baseline).  A campaign without named variants: sbpn2 against
+    simple, as before scenarios named them."""
+    named = index.get("variants") and any(r.get("rank") is not None for r in rows)
+    base = resolve(rows, baseline or (index.get("baseline") if named else None) or "simple")
+    if headline:
+        return base, [(base, resolve(rows, headline))]
+    if not named:
+        return base, [(base, "sbpn2")]
+    if baseline:
+        return base, [(base, v["name"]) for v in index["variants"] if v["name"] != base]
+    return base, [tuple(p) for p in index.get("compare", [])]
+
+
 def scan(campaign_dir, out_dir):
     """(loaded Runs, [(run id, why not used)], [messages about newer formats])."""
     runs, unusable, too_new = [], [], []
@@ -192,6 +249,7 @@ def scan(campaign_dir, out_dir):
                      and os.path.abspath(os.path.join(campaign_dir, d)) !=
                      os.path.abspath(out_dir))
     index = os.path.join(campaign_dir, "campaign.json")
+    variants = None
     if os.path.exists(index):
         try:
             with open(index, encoding="utf-8") as f:
@@ -201,6 +259,7 @@ def scan(campaign_dir, out_dir):
                                f"analysis (reads up to {stats.RESULTS_FORMAT})")
             unusable += [(r, "not run (listed in campaign.json, no directory)")
                          for r in listed.get("runs", []) if r not in present]
+            variants = listed.get("variants")
         except (OSError, ValueError, AttributeError) as e:
             unusable.append(("campaign.json", f"unreadable: {e}"))
     for d in present:
@@ -222,7 +281,7 @@ def scan(campaign_dir, out_dir):
                              f"{meta.get('reason') or 'no reason given'}"))
             continue
         try:
-            run = stats.Run(path)
+            run = stats.Run(path, variants)
         except stats.FormatError as e:
             unusable.append((d, f"unreadable: {e}"))
             continue
@@ -376,7 +435,7 @@ def comparison_tables(key, rows, baseline, buffer_ms):
     # Every numeric metric any row has (UDP flows have no qpolicy counters).
     metrics = list(dict.fromkeys(k for r in rows for k, v in r.items()
                                  if isinstance(v, (int, float))
-                                 and k not in ("seed", "repetition")))
+                                 and k not in ("seed", "repetition", "rank")))
     summaries = {(p, m): stats.summary([r.get(m, math.nan) for r in rs])
                  for p, rs in by_policy.items() for m in metrics}
     title = key_title(key)
@@ -391,10 +450,16 @@ def comparison_tables(key, rows, baseline, buffer_ms):
     if any("short.flows" in r for r in rows):
         tables.append(short_table(by_policy, summaries))
     text, md = [f"== {title}"], [f"## {title}", ""]
+    labels = {r["policy"]: r["label"] for r in rows}
+    if any(name != label for name, label in labels.items()):
+        note = "variants: " + "; ".join(f"{p} = {labels[p]}" for p in by_policy)
+        text += [note, ""]
+        md += [note, ""]
     for note, head, table in tables:
         text += [note] + (aligned(head, table) if table else []) + [""]
         md += [note, ""] + (markdown(head, table) if table else []) + [""]
-    long_rows = [{"comparison": title, "policy": p, "metric": m, "n": s["n"],
+    long_rows = [{"comparison": title, "policy": p, "label": labels[p], "metric": m,
+                  "n": s["n"],
                   "mean": s["mean"], "ci95": s["ci"], "min": s["min"],
                   "median": s["median"], "max": s["max"]}
                  for (p, m), s in summaries.items()]
@@ -479,13 +544,15 @@ def headline(rows, baseline, policy, title, reference=None):
 
 
 def read_reference(path, policy="sbpn2"):
-    """A reference campaign's paired differences of policy, from its
-    summary.csv: {metric: summary} plus '_source' and '_n'."""
+    """A reference campaign's paired differences of policy (a row label:
+    a variant's name, or its policy and options), from its summary.csv:
+    {metric: summary} plus '_source' and '_n'."""
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     out = {"_source": os.path.basename(path), "_n": 0}
     for r in rows:
-        if r.get("policy") == policy and r.get("metric", "").startswith("paired_"):
+        if (policy in (r.get("policy"), r.get("label")) and
+                r.get("metric", "").startswith("paired_")):
             metric = r["metric"].removeprefix("paired_")
             if metric in out:
                 continue

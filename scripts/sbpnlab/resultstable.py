@@ -153,9 +153,13 @@ def committed(text):
 
 
 def read_summary(path):
-    """{(comparison, policy, metric): row} of a summary.csv."""
+    """{(comparison, variant, metric): row} of a summary.csv, the variant
+    as its policy and options ("sbpn2+sp+pd+owd+fw"): the label column of
+    a campaign whose scenario names its variants ("best"), else the policy
+    column, so that one variant is one row whichever campaign measured it."""
     with open(path, encoding="utf-8", newline="") as f:
-        return {(r["comparison"], r["policy"], r["metric"]): r for r in csv.DictReader(f)}
+        return {(r["comparison"], r.get("label") or r["policy"], r["metric"]): r
+                for r in csv.DictReader(f)}
 
 
 def cell(row, scale):

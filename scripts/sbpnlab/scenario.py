@@ -3,8 +3,13 @@
 
 load(path) parses a TOML scenario, checks every field (unknown keys are
 errors), fills in the defaults and returns a Scenario.  Scenario.runs()
-expands the [sweep] table's cross product and the repetitions into RunSpecs,
-each with its own fully resolved configuration.  Errors raise ScenarioError
+expands the [[variant]] tables (what is compared: a name and media
+options), crossed with the [sweep] table's cross product (the settings) and
+the repetitions, into RunSpecs, each with its own fully resolved
+configuration; without [[variant]] tables the sweep alone says what runs.
+Two runs of a scenario with variants never have the same configuration
+(effective()): a variant that repeats another, or a sweep value that a
+variant ignores, is an error.  Errors raise ScenarioError
 as "FILE:LINE: field 'a.b': expected ..., got ..." (for an unknown key,
 with the nearest known one: "; did you mean 'c'?"); the line is tomllib's
 for syntax errors and found by a small scan of the file for the others.
@@ -50,6 +55,35 @@ def keyframe_sources(media):
     keep the receiver's requests, the repair every transport has)."""
     return [s for s in media.get("keyframe_on_loss", [])
             if s != "notice" or media["transport"] == "dccp"]
+
+
+def effective(media):
+    """A media flow's config with only what changes the run: the CCID 3
+    options a DCCP flow's policy uses, the key-frame reports the transport
+    has; over UDP and TCP no policy, CCID or send queue.  Two flows with
+    the same effective() are the same experiment."""
+    out = dict(media, keyframe_on_loss=keyframe_sources(media))
+    flags = option_flags(media)
+    for o in CCID3_OPTIONS:
+        out[o] = o in flags
+    if media["transport"] != "dccp":
+        for k in ("policy", "ccid", "tx_qlen"):
+            out.pop(k)
+    return out
+
+
+def ignored(media, key):
+    """Why a media flow ignores the option key set on (None if it uses it)."""
+    dccp3 = media["transport"] == "dccp" and media["ccid"] == 3
+    if key in CCID3_OPTIONS and key not in option_flags(media):
+        return (f"policy '{media['policy']}' ignores it (only the SBPN policies use it)"
+                if dccp3 else "it needs transport 'dccp' and ccid 3")
+    if key in ("ccid", "tx_qlen") and media["transport"] != "dccp":
+        return f"{media['transport'].upper()} has no {key}"
+    if key == "keyframe_on_loss" and media.get(key, []) != keyframe_sources(media):
+        return (f"\"notice\" needs transport 'dccp' ({media['transport'].upper()} has no "
+                "drop notices)")
+    return None
 
 
 # A key-frame loop is part of what a row compares, not of its setting: its
@@ -420,6 +454,113 @@ SWEEP_KEYS = {
 }
 
 
+# What a [[variant]] table may set: the media options of SWEEP_KEYS, in its
+# order, which is also their order in a run id.  With variants, the sweep
+# holds the settings (SETTING_KEYS) alone.
+VARIANT_KEYS = ("policy", "ccid", "tx_qlen", "lifetime_ms", *CCID3_OPTIONS, "keyframe_on_loss")
+SETTING_KEYS = ("rtt_ms", "rate", "loss_pct", "queue_packets", "initcwnd", "tcp_flows",
+                "tx_qlen", "lifetime_ms")
+
+
+def _media_value(media, key):
+    """A media flow's value of a variant key, as a sweep point gives it."""
+    if key == "policy":
+        return media["policy"] if media["transport"] == "dccp" else media["transport"]
+    if key == "keyframe_on_loss":
+        return media.get(key, [])
+    return media[key]
+
+
+def _check_variants(c, entries, config):
+    """[[variant]] tables as [{"name", "options", "point"}]: point is the
+    variant's part of its run ids, every key that any variant sets (in
+    VARIANT_KEYS order), with the media flows' own value where this one
+    does not set it; so SIMPLE beside SBPN2+sp has the ids of a sweep over
+    policy and size_pacing (policy=simple,size_pacing=False).  Refuses an
+    option the variant's policy ignores and two variants that run the same
+    configuration."""
+    if not isinstance(entries, list) or not entries:
+        c.fail(("variant",), "an array of tables [[variant]]", entries)
+    out, names = [], set()
+    for i, v in enumerate(entries):
+        k = ("variant", i)
+        c.table(v, k, {"name", *VARIANT_KEYS}, required=("name",))
+        name = c.string(v, k + ("name",), None)
+        if not re.fullmatch(r"[A-Za-z0-9_.+-]{1,32}", name) or name in names:
+            c.fail(k + ("name",), "a unique name of letters, digits, _ . + and - (1-32)", name)
+        names.add(name)
+        out.append({"name": name, "options": {key: SWEEP_KEYS[key](c, v, k + (key,))
+                                              for key in VARIANT_KEYS if key in v}})
+    keys = [key for key in VARIANT_KEYS if any(key in v["options"] for v in out)]
+    seen = {}
+    for i, v in enumerate(out):
+        k = ("variant", i)
+        point = {}
+        for key in keys:
+            if key in v["options"]:
+                point[key] = v["options"][key]
+                continue
+            values = {str(_media_value(m, key)) for m in config["media"]}
+            if len(values) > 1:
+                c.fail(k + (key,), f"this field: the media flows differ in {key}, which "
+                       "another variant sets (it is missing)")
+            point[key] = _media_value(config["media"][0], key)
+        v["point"] = point
+        cfg = apply_point(config, point)
+        for j, m in enumerate(cfg["media"]):
+            for key, value in v["options"].items():
+                why = ignored(m, key) if value is not False and value != [] else None
+                if why:
+                    c.fail(k + (key,), f"no {key} for media[{j}]: {why}", value)
+            if m["edf"] and m["newest"]:
+                c.fail(k + ("newest" if "newest" in v["options"] else "edf",),
+                       "not both edf and newest (two send orders)", True)
+            if m.get("keyframe_on_loss") and not coded(m):
+                c.fail(k + ("keyframe_on_loss",), KEYFRAME_NEEDS + f" (media[{j}] has none)",
+                       v["options"].get("keyframe_on_loss"))
+        same = repr([sorted(effective(m).items()) for m in cfg["media"]])
+        if same in seen:
+            c.fail(k + ("name",), f"a configuration of its own, not the same as variant"
+                   f"[{seen[same]}] '{out[seen[same]]['name']}'", name,
+                   "the same options once the media flows' own values fill in what "
+                   "the variant leaves and what the policy ignores is dropped")
+        seen[same] = i
+    return out
+
+
+def _check_comparisons(c, s, variants):
+    """[scenario] baseline or compare: the (baseline, variant) pairs whose
+    finding the report prints; by default each variant against the first."""
+    k = ("scenario",)
+    names = [v["name"] for v in variants]
+    for key in ("baseline", "compare"):
+        if key in s and not variants:
+            c.fail(k + (key,), "[[variant]] tables whose names it gives (there are none)")
+    if "baseline" in s and "compare" in s:
+        c.fail(k + ("compare",), "either baseline or compare, not both")
+
+    def name_of(value, keys):
+        if value not in names:
+            near = difflib.get_close_matches(str(value), names, n=1)
+            c.fail(keys, "the name of a [[variant]]: " + ", ".join(names), value,
+                   f"did you mean '{near[0]}'?" if near else None)
+        return value
+    if "compare" in s:
+        pairs = s["compare"]
+        if (not isinstance(pairs, list) or not pairs or
+                not all(isinstance(p, list) and len(p) == 2 for p in pairs)):
+            c.fail(k + ("compare",), 'a list of [baseline, variant] pairs such as '
+                   '[["simple", "best"]]', pairs)
+        out = [[name_of(a, k + ("compare",)), name_of(b, k + ("compare",))] for a, b in pairs]
+        if any(a == b for a, b in out) or len({tuple(p) for p in out}) != len(out):
+            c.fail(k + ("compare",), "distinct pairs of two different variants", pairs)
+        return out[0][0], out
+    if not variants:
+        return None, []
+    base = name_of(s.get("baseline", names[0]), k + ("baseline",))
+    return base, [[base, n] for n in names if n != base]
+
+
 def _check_decide(c, d):
     """The [decide] table (sbpn-lab run --decide): rounds and margins."""
     k = ("decide",)
@@ -451,6 +592,40 @@ def _check_sweep(c, sweep):
             c.fail(k, "distinct values", values)
         out[name] = checked
     return out
+
+
+def _check_sweep_settings(c, sweep, variants):
+    """With [[variant]] tables the sweep holds settings alone, none that a
+    variant sets."""
+    for key in sweep:
+        setters = [f"variant[{i}] '{v['name']}'" for i, v in enumerate(variants)
+                   if key in v["options"]]
+        if setters:
+            c.fail(("sweep", key), "a key no [[variant]] sets", sweep[key],
+                   f"{setters[0]} sets {key} too")
+        if key not in SETTING_KEYS:
+            c.fail(("sweep", key), "a setting (" + ", ".join(SETTING_KEYS) + "): with "
+                   "[[variant]] tables the variants say what is compared", key,
+                   f"set {key} in the [[variant]] tables")
+
+
+def _check_distinct(c, scenario):
+    """No two runs of a repetition with the same configuration: a variant
+    that ignores a swept setting (UDP and tx_qlen) would run each value
+    alike."""
+    seen = {}
+    for r in scenario.runs(reps=1):
+        same = repr((sorted(r.config["link"].items()), r.config["tcp"], r.config["short_tcp"],
+                     [sorted(effective(m).items()) for m in r.config["media"]]))
+        other = seen.setdefault(same, r)
+        if other is not r:
+            key = next((k for k in scenario.sweep if r.point[k] != other.point[k]), None)
+            if key is None:
+                c.fail(("variant",), "variants of configurations of their own",
+                       hint=f"'{r.variant}' runs as '{other.variant}' at {r.id}")
+            c.fail(("sweep", key), f"values that each change the runs of variant "
+                   f"'{r.variant}'", scenario.sweep[key],
+                   f"{r.id} runs as {other.id}: {r.variant} ignores {key}")
 
 
 def apply_point(config, point):
@@ -495,12 +670,15 @@ def run_id(point, rep):
 
 
 class RunSpec:
-    """One run: its id, sweep point, repetition, seed and resolved config."""
+    """One run: its id, sweep point (the variant's keys, then the
+    setting's), repetition, seed, resolved config and variant name (None
+    in a scenario without [[variant]] tables)."""
 
-    def __init__(self, scenario, point, rep):
+    def __init__(self, scenario, point, rep, variant=None):
         self.scenario = scenario
         self.point = point
         self.rep = rep
+        self.variant = variant
         # Paired seeds: the seed depends on the repetition only, so every
         # policy (and every other sweep value) sees the same media schedule.
         self.seed = scenario.config["scenario"]["seed"] + rep - 1
@@ -509,25 +687,34 @@ class RunSpec:
 
 
 class Scenario:
-    """A checked scenario: raw (parsed TOML), config (defaults filled), sweep."""
+    """A checked scenario: raw (parsed TOML), config (defaults filled), sweep,
+    variants ([{"name", "options", "point"}], [] without [[variant]]
+    tables), baseline and comparisons ([baseline, variant] name pairs)."""
 
-    def __init__(self, path, raw, config, sweep, decide=None):
+    def __init__(self, path, raw, config, sweep, decide=None, variants=(), baseline=None,
+                 comparisons=()):
         self.path, self.raw, self.config, self.sweep = path, raw, config, sweep
         self.name = config["scenario"]["name"]
         # The [decide] table's settings (sequential.settings()), or None
         # without one; not part of config, so runs record the same meta.json.
         self.decide = decide
+        self.variants, self.baseline = list(variants), baseline
+        self.comparisons = [list(p) for p in comparisons]
 
     def points(self):
+        """The sweep's points: with variants, the settings."""
         names = list(self.sweep)
         return [dict(zip(names, vals))
                 for vals in itertools.product(*(self.sweep[n] for n in names))]
 
-    def runs(self):
-        """Repetition-major order: each repetition covers every sweep point
-        before the next starts, so a partial campaign stays paired."""
-        reps = self.config["scenario"]["repetitions"]
-        return [RunSpec(self, p, r) for r in range(1, reps + 1) for p in self.points()]
+    def runs(self, reps=None):
+        """Repetition-major order: each repetition covers every variant at
+        every sweep point before the next starts, so a partial campaign
+        stays paired."""
+        reps = reps or self.config["scenario"]["repetitions"]
+        variants = self.variants or [{"name": None, "point": {}}]
+        return [RunSpec(self, {**v["point"], **p}, r, v["name"])
+                for r in range(1, reps + 1) for v in variants for p in self.points()]
 
 
 def load(path):
@@ -548,12 +735,13 @@ def load(path):
         msg = re.sub(r"\s*\(at line.*\)", "", str(e))
         raise ScenarioError(f"{where}: TOML syntax: {msg}") from None
     c = _Checker(path, text)
-    c.table(raw, (), {"scenario", "link", "tcp", "short_tcp", "media", "sweep", "decide"},
+    c.table(raw, (), {"scenario", "link", "tcp", "short_tcp", "media", "sweep", "decide",
+                      "variant"},
             required=("scenario", "link", "media"))
     s = raw["scenario"]
     k = ("scenario",)
-    c.table(s, k, {"name", "description", "duration_s", "warmup_s", "repetitions", "seed"},
-            required=("name", "duration_s"))
+    c.table(s, k, {"name", "description", "duration_s", "warmup_s", "repetitions", "seed",
+                   "baseline", "compare"}, required=("name", "duration_s"))
     head = {
         "name": c.string(s, k + ("name",), None),
         "description": c.string(s, k + ("description",), ""),
@@ -575,6 +763,10 @@ def load(path):
         "media": _check_media(c, raw["media"], dur, base),
     }
     sweep = _check_sweep(c, raw.get("sweep", {}))
+    variants = _check_variants(c, raw["variant"], config) if "variant" in raw else []
+    if variants:
+        _check_sweep_settings(c, sweep, variants)
+    baseline, comparisons = _check_comparisons(c, s, variants)
     if "initcwnd" in sweep and not config["short_tcp"]:
         c.fail(("sweep", "initcwnd"), "[[short_tcp]] groups for it to set (there are none)")
     if "tcp_flows" in sweep and not config["tcp"]:
@@ -592,4 +784,7 @@ def load(path):
             c.fail(("sweep", key), "no run with both edf and newest true (two send orders)",
                    sweep[key])
     decide = _check_decide(c, raw["decide"]) if "decide" in raw else None
-    return Scenario(path, raw, config, sweep, decide)
+    sc = Scenario(path, raw, config, sweep, decide, variants, baseline, comparisons)
+    if variants:
+        _check_distinct(c, sc)
+    return sc

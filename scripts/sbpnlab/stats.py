@@ -131,13 +131,16 @@ class MediaFlow:
 
 
 class Run:
-    """One complete run: meta, media flows, CCID3 logs, TCP flows, link log."""
+    """One complete run: meta, media flows, CCID3 logs, TCP flows, link log;
+    variant: (rank, {"name", "point"}) of the campaign's variants
+    (campaign.json's, in its order) that this run is, or None."""
 
-    def __init__(self, run_dir):
+    def __init__(self, run_dir, variants=None):
         self.dir = run_dir
         self.meta = read_meta(run_dir)
         if self.meta.get("status") != "complete" or "t0_ns" not in self.meta:
             raise FormatError(f"{run_dir}: run not complete: {self.meta.get('reason')}")
+        self.variant = variant_of(self.meta.get("params", {}), variants or [])
         self.t0_ns = self.meta["t0_ns"]
         sends = sorted(glob.glob(os.path.join(run_dir, "media-*.send.rec")))
         self.flows, self.cc = {}, {}
@@ -568,18 +571,50 @@ def short_group_label(group):
     return f"IW{group['initcwnd']} {size} {group['cc']}"
 
 
+def variant_of(params, variants):
+    """(rank, variant) of the variant (campaign.json: {"name", "point"})
+    whose part of the run ids a run's sweep values params have, or None:
+    a campaign run before scenarios named their variants."""
+    for rank, v in enumerate(variants):
+        if all(k in params and params[k] == x for k, x in v["point"].items()):
+            return rank, v
+    return None
+
+
 def policy_of(meta, flow):
     """A flow's row label (scenario.flow_label): "sbpn2+sp+pd", "udp+kr"."""
     return flow_label(next(x for x in meta["config"]["media"] if x["name"] == flow))
 
 
+def identity(meta, flow, variant):
+    """What a flow's metric row is part of: params, the sweep values that
+    make its comparison; policy, its row label; label, its policy and
+    options ("sbpn2+sp+pd+kr", policy_of()); rank, its variant's place.
+    A named variant (variant_of()'s (rank, variant)) is labelled by its
+    name and compared across the setting's sweep values; else the row is
+    labelled by its options and compared across its sweep point's setting
+    (scenario.setting_of)."""
+    label = policy_of(meta, flow)
+    if variant is None:
+        return {"params": setting_of(meta["params"]), "policy": label, "label": label,
+                "rank": None}
+    rank, v = variant
+    return {"params": {k: x for k, x in meta["params"].items() if k not in v["point"]},
+            "policy": v["name"], "label": label, "rank": rank}
+
+
 def policies(rows):
-    """The policies of metric rows in POLICY_ORDER, each followed by its
-    variants with options, fewest options first; unknown ones last."""
+    """The row labels of metric rows: named variants in their scenario's
+    order; then the policies in POLICY_ORDER, each followed by the same
+    with options, fewest options first; unknown ones last."""
+    ranks = {r["policy"]: r["rank"] for r in rows if r.get("rank") is not None}
+
     def key(label):
+        if label in ranks:
+            return (0, ranks[label])
         base, *opts = label.split("+")
         known = base in POLICY_ORDER
-        return (not known, POLICY_ORDER.index(base) if known else 0, base, len(opts),
+        return (1, not known, POLICY_ORDER.index(base) if known else 0, base, len(opts),
                 opts)
 
     return sorted({r["policy"] for r in rows}, key=key)
@@ -635,8 +670,7 @@ def run_metrics(run, buffer_s):
     for name, flow in run.flows.items():
         row = {"dir": run.dir, "run": meta["run_id"],
                "scenario": meta["config"]["scenario"]["name"],
-               "params": setting_of(meta["params"]),
-               "policy": policy_of(meta, name), "flow": name,
+               **identity(meta, name, run.variant), "flow": name,
                "key": (meta["seed"], meta["repetition"]), "seed": meta["seed"],
                "repetition": meta["repetition"], **shared}
         for cls in CLASSES:

@@ -243,6 +243,48 @@ def arms_match_the_report():
 
 
 @test
+def arms_match_the_report_for_variants():
+    """With [[variant]] tables, what a run needs (campaign.arms, in the VM)
+    is what the report makes of its meta.json and campaign.json
+    (stats.variant_of and stats.identity): the variant's name, compared
+    across the setting alone."""
+    path = os.path.join(TMP, "variants.toml")
+    with open(path, "w") as f:
+        f.write("""[scenario]
+name = "dec"
+duration_s = 10
+repetitions = 2
+[link]
+rate = "1mbit"
+[[media]]
+name = "call"
+[[variant]]
+name = "simple"
+policy = "simple"
+[[variant]]
+name = "best"
+policy = "sbpn2"
+frame = true
+tx_qlen = 32
+[sweep]
+rtt_ms = [30, 80]
+""")
+    sc = load(path)
+    camp = os.path.join(TMP, "variants")
+    os.makedirs(camp)
+    campaign.write_index(sc, camp, "c")
+    with open(os.path.join(camp, "campaign.json")) as f:
+        index = json.load(f)
+    for spec in sc.runs():
+        meta = json.loads(json.dumps({"config": spec.config, "params": spec.point}))
+        row = stats.identity(meta, "call", stats.variant_of(meta["params"], index["variants"]))
+        want = {(("dec", tuple(sorted((k, str(v)) for k, v in row["params"].items())), "call"),
+                 row["policy"])}
+        check(campaign.arms(spec) == want and row["policy"] == spec.variant and
+              set(row["params"]) == {"rtt_ms"}, f"{spec.id}: {campaign.arms(spec)} {want}")
+
+
+@test
 def rounds_run_whole_pairs_and_stop():
     sc = load(scenario_file('[decide]\nmin_pairs = 10\nstep = 5\n'))
     results = os.path.join(TMP, "results")

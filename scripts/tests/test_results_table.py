@@ -264,6 +264,31 @@ def newest_summary_wins_and_none_is_lost():
 
 
 @test
+def named_variants_are_their_options():
+    """A summary of a campaign whose scenario names its variants (report's
+    policy column "best", label "sbpn2+sp+pd+owd+fw") gives the row of
+    that label, and replaces an older summary's same variant."""
+    d = os.path.join(TMP, "named")
+    os.makedirs(d)
+    write_summary(os.path.join(d, "old.csv"), ["s flow call"], variant="sbpn2+sp+pd+owd+fw",
+                  audio=0.05)
+    with open(os.path.join(d, "new.csv"), "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["comparison", "policy", "label", "metric", "n", "mean", "ci95", "min",
+                    "median", "max"])
+        w.writerow(["s flow call", "simple", "simple", "jain", 30, 1, 0, 1, 1, 1])
+        for metric in ("paired_audio.on_time_frac", "paired_video.frames_on_time_frac",
+                       "paired_tcp.goodput_kbps"):
+            w.writerow(["s flow call", "best", "sbpn2+sp+pd+owd+fw", metric, 30, 0.10, 0.011,
+                        0, 0, 0])
+    with sources([("old.csv", "c-old", {"s flow call": "S"}),
+                  ("new.csv", "c-new", {"s flow call": "S"})], ["S"]):
+        got = [(r["variant"], r["baseline"], r["campaign"], r["paired_audio.on_time_frac"])
+               for r in resultstable.rows(d)]
+    check(got == [("sbpn2+sp+pd+owd+fw", "simple", "c-new", "+10.0 ±1.1")], f"rows {got}")
+
+
+@test
 def check_and_write_commands():
     """--check exits 0 on the tree and 1 on a page whose table was edited;
     --write puts the generated table back and leaves the rest alone."""

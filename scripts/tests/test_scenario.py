@@ -31,7 +31,8 @@ ROOT = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
 from sbpnlab import autojobs, campaign, netlink, schedule  # noqa: E402
 from sbpnlab import run as run_mod  # noqa: E402
-from sbpnlab.scenario import ScenarioError, flow_label, load, setting_of  # noqa: E402
+from sbpnlab.scenario import (ScenarioError, effective, flow_label, load,  # noqa: E402
+                              setting_of)
 
 GOOD = """\
 [scenario]
@@ -202,6 +203,107 @@ BAD += [
     ("sweep keyframe_on_loss bad value",
      GOOD.replace("rtt_ms = [30, 150]", 'keyframe_on_loss = [[], ["nack"]]'),
      [":25:", "field 'sweep.keyframe_on_loss'", "a list of distinct values"]),
+]
+
+# Named variants (#39, item 2): what is compared, crossed with the setting.
+GOOD_V = """\
+[scenario]
+name = "v"
+duration_s = 10
+repetitions = 2
+seed = 7
+compare = [["simple", "sbpn2"], ["simple", "best"]]
+
+[link]
+rate = "1mbit"
+queue_packets = 5
+
+[[media]]
+name = "a"
+
+[[variant]]
+name = "simple"
+policy = "simple"
+
+[[variant]]
+name = "sbpn2"
+policy = "sbpn2"
+
+[[variant]]
+name = "best"
+policy = "sbpn2"
+size_pacing = true
+predict = true
+
+[sweep]
+rtt_ms = [30, 150]
+"""
+
+
+def variant(text, table, before="[sweep]"):
+    """GOOD_V-like text with one more [[variant]] table (its body given)."""
+    return text.replace(before, f"[[variant]]\n{table}\n\n{before}")
+
+
+BAD += [
+    ("a variant that repeats another's configuration",
+     variant(GOOD_V, 'name = "again"\npolicy = "sbpn2"\nsize_pacing = false'),
+     [":30:", "field 'variant[3].name'", "not the same as variant[1] 'sbpn2'", "'again'"]),
+    # the flow's predict = true, which SIMPLE ignores: simple-pd0 differs
+    # from simple only there
+    ("a variant that repeats another but for options its policy ignores",
+     variant(GOOD_V.replace('name = "a"', 'name = "a"\npredict = true'),
+             'name = "simple-pd0"\npolicy = "simple"\npredict = false'),
+     ["field 'variant[3].name'", "variant[0] 'simple'", "what the policy ignores is dropped"]),
+    ("a variant option its policy ignores",
+     variant(GOOD_V, 'name = "simple-pd"\npolicy = "simple"\npredict = true'),
+     [":32:", "field 'variant[3].predict'", "policy 'simple' ignores it", "True"]),
+    ("a UDP variant with a send queue",
+     variant(GOOD_V, 'name = "udp"\npolicy = "udp"\ntx_qlen = 10'),
+     [":32:", "field 'variant[3].tx_qlen'", "UDP has no tx_qlen"]),
+    ("a UDP variant with drop notices",
+     variant(GOOD_V.replace('name = "a"', f'name = "a"\nmodel = "{GOP_MODEL}"'),
+             'name = "udp"\npolicy = "udp"\nkeyframe_on_loss = ["receiver", "notice"]'),
+     ["field 'variant[3].keyframe_on_loss'", "needs transport 'dccp'"]),
+    ("a variant with edf and newest",
+     variant(GOOD_V, 'name = "both"\npolicy = "sbpn2"\nedf = true\nnewest = true'),
+     ["field 'variant[3].newest'", "not both edf and newest"]),
+    ("two variants of one name", GOOD_V.replace('name = "sbpn2"', 'name = "simple"'),
+     [":20:", "field 'variant[1].name'", "unique"]),
+    ("a variant without a name", variant(GOOD_V, 'policy = "prio"'),
+     ["field 'variant[3].name'", "missing"]),
+    ("a misspelt variant key", variant(GOOD_V, 'name = "prio"\npolcy = "prio"'),
+     ["field 'variant[3].polcy'", "did you mean 'policy'?"]),
+    ("a sweep key that a variant sets",
+     GOOD_V.replace("predict = true", "predict = true\ntx_qlen = 10")
+     .replace("rtt_ms = [30, 150]", "tx_qlen = [5, 20]"),
+     [":31:", "field 'sweep.tx_qlen'", "a key no [[variant]] sets",
+      "variant[2] 'best' sets tx_qlen too"]),
+    ("a variant's key in the sweep", GOOD_V.replace("rtt_ms = [30, 150]", "frame = [false, true]"),
+     [":30:", "field 'sweep.frame'", "a setting", "set frame in the [[variant]] tables"]),
+    ("a swept setting that a variant ignores",
+     variant(GOOD_V, 'name = "udp"\npolicy = "udp"').replace("rtt_ms = [30, 150]",
+                                                              "tx_qlen = [5, 32]"),
+     ["field 'sweep.tx_qlen'", "variant 'udp'", "udp ignores tx_qlen"]),
+    ("media flows that differ in a key a variant leaves to them",
+     variant(GOOD_V.replace('name = "a"', 'name = "a"\n\n[[media]]\nname = "b"\npolicy = "prio"'),
+             'name = "sp"\nsize_pacing = true'),
+     ["field 'variant[3].policy'", "the media flows differ in policy", "missing"]),
+    ("compare names an unknown variant",
+     GOOD_V.replace('["simple", "best"]]', '["simple", "bset"]]'),
+     [":6:", "field 'scenario.compare'", "the name of a [[variant]]", "did you mean 'best'?"]),
+    ("compare pairs a variant with itself",
+     GOOD_V.replace('["simple", "best"]]', '["best", "best"]]'),
+     [":6:", "field 'scenario.compare'", "two different variants"]),
+    ("compare not a list of pairs", GOOD_V.replace('["simple", "best"]]', '"best"]'),
+     [":6:", "field 'scenario.compare'", "[baseline, variant] pairs"]),
+    ("baseline and compare", GOOD_V.replace("seed = 7", 'seed = 7\nbaseline = "simple"'),
+     ["field 'scenario.compare'", "not both"]),
+    ("baseline names an unknown variant",
+     GOOD_V.replace('compare = [["simple", "sbpn2"], ["simple", "best"]]', 'baseline = "simpel"'),
+     [":6:", "field 'scenario.baseline'", "did you mean 'simple'?"]),
+    ("compare without variants", GOOD.replace("seed = 7", 'seed = 7\ncompare = [["a", "b"]]'),
+     [":6:", "field 'scenario.compare'", "[[variant]] tables"]),
 ]
 
 # Values of the wrong type, range or form for the mutation test below.
@@ -518,18 +620,201 @@ def timeouts(cli, good, tmp):
     est = len(load(demo).runs()) * (16 + campaign.RUN_OVERHEAD_S)
     check("sbpn-lab timeout of all of demo.toml at --jobs 1 allows its runs' time",
           rc == 0 and got >= 2 * est, f"{rc} {got} {err}")
-    env = dict(os.environ, VM_TIMEOUT="900")
+    env = dict(os.environ, VM_TIMEOUT="600")
     p = subprocess.run(cli + ["run", demo, "--results", tmp, "--dry-run"],
                        capture_output=True, text=True, env=env)
     check("sbpn-lab run in a VM whose --timeout is too short says so at the start",
-          "vm-run's --timeout 900" in p.stderr and "sbpn-lab timeout" in p.stderr,
+          "vm-run's --timeout 600" in p.stderr and "sbpn-lab timeout" in p.stderr,
           f"{p.returncode} {p.stderr[-400:]!r}")
     env["VM_TIMEOUT"] = str(got)
     p = subprocess.run(cli + ["run", demo, "--results", tmp, "--dry-run"],
                        capture_output=True, text=True, env=env)
     check("... and not when it is the one sbpn-lab timeout gives",
-          "warning" not in p.stderr and "about 2h18m at --jobs 1" in p.stderr,
+          "warning" not in p.stderr and "about 13m00s at --jobs 1" in p.stderr,
           p.stderr[-400:])
+
+
+# Run ids of campaigns run before the scenarios named their variants
+# (results/*/campaign.json, picked from the sweep with --only): the
+# converted scenarios must list exactly these, in this order, so that the
+# old campaign directories resume and report.
+F5 = "size_pacing={},predict={},owd={},frame={}"
+RFC3 = ["policy=simple," + F5.format(*[False] * 4), "policy=sbpn2," + F5.format(*[False] * 4),
+        "policy=sbpn2," + F5.format(*[True] * 4)]
+OLD_CAMPAIGNS = [
+    # v13-rfc-tcp-rtt80-q5: frame-tcp-rtt80-q5.toml's SIMPLE, SBPN2 and best
+    ("frame-tcp-rtt80-q5.toml", "^(simple|sbpn2|best)$",
+     [f"{v},rep={r:02d}" for r in range(1, 31) for v in RFC3]),
+    # v13-rfc-bytes-tcp-rtt: the same three at three RTTs
+    ("bytes-tcp-rtt.toml", None,
+     [f"{v},rtt_ms={t},rep={r:02d}" for r in range(1, 31) for v in RFC3 for t in (30, 80, 150)]),
+    # v13-voice-square: SIMPLE without and with size pacing, and UDP
+    ("voice-square.toml", None,
+     [f"policy={v},rep={r:02d}" for r in range(1, 31) for v in
+      ("simple,size_pacing=False", "simple,size_pacing=True", "udp,size_pacing=False")]),
+    # make demo before its variants: DEMO_ONLY's three
+    ("demo.toml", None, [f"{v},rep={r:02d}" for r in range(1, 11) for v in RFC3]),
+    # keyframe-tcp-rtt80-q5: SIMPLE with the receiver's key-frame loop,
+    # SBPN2 and best with it alone and with receiver + notice
+    ("keyframe-tcp-rtt80-q5.toml", None,
+     [f"{v},keyframe_on_loss={k},rep={r:02d}" for r in range(1, 31) for v, k in
+      ((RFC3[0], "receiver"), (RFC3[1], "receiver"), (RFC3[1], "receiver+notice"),
+       (RFC3[2], "receiver"), (RFC3[2], "receiver+notice"))]),
+]
+
+
+def same_configuration(runs):
+    """Pairs of run ids of one repetition whose configurations are the same
+    once what their policies ignore is dropped (scenario.effective)."""
+    seen, twice = {}, []
+    for r in runs:
+        cfg = dict(r.config, media=[sorted(effective(m).items()) for m in r.config["media"]])
+        key = json.dumps(cfg, sort_keys=True)
+        if key in seen:
+            twice.append((seen[key], r.id))
+        seen[key] = r.id
+    return twice
+
+
+def counts(tmp, cli, scenario, only=None):
+    """The run count of a scenario from list (None with --only, which list
+    has not), run --dry-run, timeout and campaign.json, and the run ids of
+    the last two: ((list, dry-run, timeout, campaign.json), ids, ids, the
+    dry-run's lines)."""
+    argv = ["--only", only] if only else []
+    ls = subprocess.run(cli + ["list", os.path.dirname(scenario)], capture_output=True,
+                        text=True)
+    listed = re.search(rf"^{re.escape(os.path.basename(scenario))}\s+\S+\s+(\d+) runs",
+                       ls.stdout, re.M)
+    dry = subprocess.run(cli + ["run", scenario, "--dry-run", "--results", tmp] + argv,
+                         capture_output=True, text=True).stdout.splitlines()
+    tm = subprocess.run(cli + ["timeout", scenario] + argv, capture_output=True, text=True)
+    timed = re.search(r"timeout: (\d+) runs", tm.stderr)
+    d = tempfile.mkdtemp(dir=tmp)
+    campaign.write_index(load(scenario), d, "c", only=only)
+    with open(os.path.join(d, "campaign.json"), encoding="utf-8") as f:
+        index = json.load(f)
+    n = (int(listed.group(1)) if listed and not only else None, len(dry),
+         int(timed.group(1)) if timed else tm.stderr.strip(), len(index["runs"]))
+    return n, [x.split("\t")[0].split("/", 1)[1] for x in dry], index["runs"], dry
+
+
+def variants(tmp, cli):
+    """[[variant]] tables: the runs are the variants at each setting, ids as
+    a sweep over the variants' keys would give them; compare or baseline
+    give the comparisons; list, run --dry-run, timeout and campaign.json
+    count the same runs; --only picks variants by name."""
+    os.makedirs(os.path.join(tmp, "v"))
+    path = write(os.path.join(tmp, "v"), GOOD_V, "v.toml")
+    sc = load(path)
+    runs = sc.runs()
+    check("variants: 3 variants x 2 RTTs x 2 repetitions, repetition-major, variant "
+          "then setting", [(r.rep, r.variant, r.point["rtt_ms"]) for r in runs[:7]] ==
+          [(1, "simple", 30), (1, "simple", 150), (1, "sbpn2", 30), (1, "sbpn2", 150),
+           (1, "best", 30), (1, "best", 150), (2, "simple", 30)] and len(runs) == 12,
+          str([(r.rep, r.variant, r.point) for r in runs[:7]]))
+    check("variants: a run id names every key a variant sets, the media flow's value "
+          "where this one leaves it, then the setting",
+          [r.id for r in runs[:6:2]] ==
+          ["policy=simple,size_pacing=False,predict=False,rtt_ms=30,rep=01",
+           "policy=sbpn2,size_pacing=False,predict=False,rtt_ms=30,rep=01",
+           "policy=sbpn2,size_pacing=True,predict=True,rtt_ms=30,rep=01"],
+          str([r.id for r in runs[:6:2]]))
+    best = runs[5].config["media"][0]
+    check("variants: a variant's options reach every media flow, the setting the link",
+          best["policy"] == "sbpn2" and best["size_pacing"] and best["predict"] and
+          runs[5].config["link"]["delay_fwd_ms"] == 75 and
+          not runs[0].config["media"][0]["size_pacing"], str(best))
+    check("variants: compare gives the comparisons, in its order",
+          sc.comparisons == [["simple", "sbpn2"], ["simple", "best"]] and
+          sc.baseline == "simple", f"{sc.comparisons} {sc.baseline}")
+    plain = load(write(tmp, GOOD_V.replace(
+        'compare = [["simple", "sbpn2"], ["simple", "best"]]\n', ""), "v1.toml"))
+    based = load(write(tmp, GOOD_V.replace(
+        'compare = [["simple", "sbpn2"], ["simple", "best"]]', 'baseline = "sbpn2"'), "v2.toml"))
+    check("variants: without compare each variant against the first, baseline = X each "
+          "against X", plain.comparisons == [["simple", "sbpn2"], ["simple", "best"]] and
+          based.comparisons == [["sbpn2", "simple"], ["sbpn2", "best"]] and
+          based.baseline == "sbpn2", f"{plain.comparisons} {based.comparisons}")
+    n, dry, index, _ = counts(tmp, cli, path)
+    check("variants: list, run --dry-run, timeout and campaign.json count the same runs",
+          n == (12, 12, 12, 12) and dry == index, f"{n}")
+    n, dry, index, lines = counts(tmp, cli, path, "^best$")
+    check("variants: --only '^best$': the variant best alone, named, in run --dry-run, "
+          "timeout and campaign.json", n == (None, 4, 4, 4) and dry == index and
+          all(x.endswith("\tvariant best") and "size_pacing=True" in x for x in lines),
+          f"{n}\n" + "\n".join(lines))
+    d = tempfile.mkdtemp(dir=tmp)
+    campaign.write_index(sc, d, "c")
+    with open(os.path.join(d, "campaign.json"), encoding="utf-8") as f:
+        index = json.load(f)
+    check("variants: campaign.json records each variant with its part of the run ids, "
+          "and the comparisons", index.get("variants") == [
+              {"name": v, "point": {"policy": p, "size_pacing": x, "predict": x}}
+              for v, p, x in (("simple", "simple", False), ("sbpn2", "sbpn2", False),
+                              ("best", "sbpn2", True))] and
+          index.get("compare") == [["simple", "sbpn2"], ["simple", "best"]] and
+          index.get("baseline") == "simple",
+          str({k: index.get(k) for k in ("variants", "baseline", "compare")}))
+
+
+def shipped_variants(tmp, cli):
+    """The shipped scenarios name their variants: none runs a configuration
+    twice or picks runs with a regex in a comment; demo.toml's count is
+    the same everywhere, --help's included; the converted scenarios list
+    the run ids of the campaigns run before, and such a campaign resumes."""
+    shipped = sorted(glob.glob(os.path.join(SCRIPTS, "scenarios", "*.toml")))
+    twice = {}
+    for p in shipped:
+        try:
+            twice[os.path.basename(p)] = same_configuration(load(p).runs(reps=1))
+        except ScenarioError:
+            pass        # "loads ..." says so
+    twice = {k: v for k, v in twice.items() if v}
+    check("no shipped scenario runs a configuration twice", not twice,
+          "; ".join(f"{k}: {v[0][1]} as {v[0][0]} ({len(v)} in all)" for k, v in twice.items()))
+    with_regex = [os.path.basename(p) for p in shipped
+                  if re.search(r"--only '\^?policy=", open(p, encoding="utf-8").read())]
+    check("no shipped scenario picks its variants with an --only regex in a comment",
+          not with_regex, str(with_regex))
+    demo = os.path.join(SCRIPTS, "scenarios", "demo.toml")
+    from sbpnlab.cli import EPILOG
+    n, dry, index, _ = counts(tmp, cli, demo)
+    check("demo.toml: list, run --dry-run, timeout, campaign.json and the --help state "
+          "the same count, 30", n == (30, 30, 30, 30) and dry == index and
+          "demo.toml, 30 runs of" in EPILOG, f"{n} {EPILOG[-300:]}")
+    for name, only, want in OLD_CAMPAIGNS:
+        try:
+            got = [r.id for r in campaign.selected(
+                load(os.path.join(SCRIPTS, "scenarios", name)), only)]
+        except ScenarioError as e:
+            got = [str(e)]
+        check(f"{name}{' --only ' + only if only else ''}: exactly the run ids of the "
+              "campaign run before it named its variants", got == want,
+              f"{len(got)} ids, {len(want)} wanted; first differing: " +
+              str(next(((a, b) for a, b in zip(got, want) if a != b), None)))
+
+    # A campaign made before the scenario named its variants resumes: its
+    # runs are complete under the same ids.
+    name, only, want = OLD_CAMPAIGNS[0]
+    old = os.path.join(tmp, "old-campaign")
+    for rid in want:
+        fake_complete_run(os.path.join(old, "c", rid))
+    calls, real = [], campaign.execute
+    campaign.execute = lambda spec, *a, **k: calls.append(spec.id) or fake_complete_run(
+        os.path.join(old, "c", spec.id))
+    try:
+        log = tempfile.TemporaryFile("w+")
+        campaign.run_campaign(load(os.path.join(SCRIPTS, "scenarios", name)), old, "c",
+                              only=only, out=log)
+        log.seek(0)
+        text = log.read()
+    except ScenarioError as e:
+        text = str(e)
+    finally:
+        campaign.execute = real
+    check(f"a campaign of {name} made before its variants had names resumes with "
+          "nothing to do", calls == [] and "90 already complete, 0 to do" in text, text[:300])
 
 
 def documented_commands(cli):
@@ -778,6 +1063,8 @@ def main():
         check("sbpn-lab run --shard with no repetition of its own exits 2 saying so",
               p.returncode == 2 and "no run of t" in p.stderr, f"{p.returncode} {p.stderr!r}")
         timeouts(cli, good, tmp)
+        variants(tmp, cli)
+        shipped_variants(tmp, cli)
         documented_commands(cli)
         many = write(tmp, GOOD.replace("repetitions = 2", "repetitions = 1000"), "many.toml")
         p = subprocess.Popen(cli + ["run", many, "--dry-run", "--results", tmp],

@@ -878,6 +878,108 @@ def report_faster_restart():
     check(rows == ["simple", "simple+fr", "prio", "prio+fr"], f"rows {rows}:\n{text}")
 
 
+# A campaign of named variants (#39, item 2): SIMPLE, "best" (SBPN2 with
+# faster_restart, "sbpn2+fr") and SBPN2, in that order (not the one the
+# report gives policies), audio on time of seeds 1-3.
+VARIANTS = (("simple", "simple", False, {1: 120, 2: 135, 3: 105}),
+            ("best", "sbpn2", True, {1: 141, 2: 144, 3: 138}),
+            ("sbpn2", "sbpn2", False, {1: 126, 2: 130, 3: 120}))
+
+
+def named_campaign(names):
+    """The campaign of VARIANTS, its campaign.json with the variants and
+    compare = [[simple, best], [simple, sbpn2]] as campaign.write_index
+    writes them (names), or without them, as before scenarios named them."""
+    camp = os.path.join(TMP, "named" if names else "unnamed")
+    if os.path.isdir(camp):
+        return camp
+    for _, policy, fr, on_time in VARIANTS:
+        for seed, n in on_time.items():
+            write_run(camp, policy, seed, fr=fr, on_time=n)
+    index = {"format": 1, "runs": sorted(os.listdir(camp))}
+    if names:
+        index.update(variants=[{"name": n, "point": {"policy": p, "faster_restart": bool(fr)}}
+                               for n, p, fr, _ in VARIANTS],
+                     baseline="simple", compare=[["simple", "best"], ["simple", "sbpn2"]])
+    with open(os.path.join(camp, "campaign.json"), "w") as f:
+        json.dump(index, f)
+    return camp
+
+
+def findings(text):
+    return [x for x in text.splitlines() if x.startswith("Finding")]
+
+
+@test
+def report_names_variants_and_their_comparisons():
+    """Each comparison the scenario names gets its finding line, in its
+    order: best against simple, 14, 6, 22 points (21, 9, 33 of 150):
+    mean 14, sd 8, CI 4.3027 * 8 / sqrt 3 = 19.9; then sbpn2 against
+    simple.  The rows are the variants, named, in the scenario's order
+    (campaign.json's)."""
+    rc, text, err = run_report(named_campaign(True), "--out", os.path.join(TMP, "named-report"),
+                               "--no-figures")
+    check(rc == 0, f"rc {rc}: {err}")
+    got = findings(text)
+    check(len(got) == 2 and got[0].startswith(
+        "Finding (synthetic flow call): best against simple, 3 runs of each paired by seed, "
+        "mean difference ±95 % CI: +14.0 ±19.9 points of audio on time;") and
+        got[1].startswith("Finding (synthetic flow call): sbpn2 against simple, 3 runs "),
+        "\n".join(got) or text)
+    lines = text.splitlines()
+    i = next(n for n, x in enumerate(lines) if x.split()[:2] == ["policy", "runs"])
+    check([x.split()[0] for x in lines[i + 1:i + 4]] == ["simple", "best", "sbpn2"] and
+          "variants: simple = simple; best = sbpn2+fr; sbpn2 = sbpn2" in text,
+          "\n".join(lines[i - 3:i + 4]))
+    with open(os.path.join(TMP, "named-report", "summary.csv")) as f:
+        labels = {(r["policy"], r["label"]) for r in csv.DictReader(f)}
+    check(labels == {("simple", "simple"), ("sbpn2", "sbpn2"), ("best", "sbpn2+fr")},
+          f"summary.csv: {labels}")
+
+
+@test
+def report_of_a_campaign_without_names():
+    """The same runs without names in campaign.json (a campaign run before
+    scenarios named their variants): today's labels, and the one finding
+    such a report always had, sbpn2 against simple."""
+    rc, text, err = run_report(named_campaign(False), "--out",
+                               os.path.join(TMP, "unnamed-report"), "--no-figures")
+    check(rc == 0, f"rc {rc}: {err}")
+    got = findings(text)
+    check(len(got) == 1 and got[0].startswith(
+        "Finding (synthetic flow call): sbpn2 against simple, 3 runs"), "\n".join(got))
+    lines = text.splitlines()
+    i = next(n for n, x in enumerate(lines) if x.split()[:2] == ["policy", "runs"])
+    check([x.split()[0] for x in lines[i + 1:i + 4]] == ["simple", "sbpn2", "sbpn2+fr"] and
+          "best" not in text and "variants:" not in text, "\n".join(lines[i:i + 4]))
+
+
+@test
+def report_options_choose_comparisons_by_name_or_options():
+    """--baseline X: each other variant against X; --headline by the
+    options' label ("sbpn2+fr", as commands for older campaigns write it)
+    finds the variant named best; --reference found by that label in a
+    summary.csv of a campaign without names."""
+    camp = named_campaign(True)
+    rc, text, err = run_report(camp, "--baseline", "sbpn2", "--no-figures", "--out",
+                               os.path.join(TMP, "named-b"))
+    got = [x.split(":")[1].split(",")[0] for x in findings(text)]
+    check(rc == 0 and got == [" simple against sbpn2", " best against sbpn2"] and
+          "differences to sbpn2 of runs" in text, f"rc {rc} {err}: {got}")
+    rc, text, err = run_report(camp, "--headline", "sbpn2+fr", "--no-figures", "--out",
+                               os.path.join(TMP, "named-h"))
+    got = [x.split(":")[1].split(",")[0] for x in findings(text)]
+    check(rc == 0 and got == [" best against simple"], f"rc {rc} {err}: {got}")
+    run_report(named_campaign(False), "--out", os.path.join(TMP, "unnamed-ref"), "--no-figures")
+    rc, text, err = run_report(camp, "--no-figures", "--out", os.path.join(TMP, "named-r"),
+                               "--reference", os.path.join(TMP, "unnamed-ref", "summary.csv"))
+    lines = text.splitlines()
+    refs = [lines[n + 2] for n, x in enumerate(lines) if x.startswith("Finding")]
+    check(rc == 0 and refs[0].startswith("  Reference (summary.csv, 3 pairs): +14.0 ±19.9 "
+                                         "points of audio on time;") and
+          refs[1].startswith("  Reference (summary.csv, 3 pairs): +3.6 "), "\n".join(refs))
+
+
 def run_compare(*argv):
     return run_command(compare, *argv)
 

@@ -45,13 +45,6 @@
 #define GAP_MS		1000	/* between packets in first_loss */
 #define FEEDBACK_MS	500	/* for the loss report to reach the sender */
 
-/* DCCP_SOCKOPT_CCID_RX_INFO: struct tfrc_rx_info of linux/tfrc.h */
-struct dt_tfrc_rx_info {
-	uint32_t x_recv;
-	uint32_t rtt;
-	uint32_t p;
-};
-
 FIXTURE(edges) {
 	char a[32], b[32];
 };
@@ -248,7 +241,14 @@ TEST_F_TIMEOUT(edges, first_loss, 60)
 	ASSERT_EQ(1, send(cfd, "2", 1, 0));
 	dt_sh(_metadata, "ip netns exec %s tc qdisc change dev va root netem loss 0%%",
 	      self->a);
-	ASSERT_EQ(1, netem_dropped(self->a, "va"));
+	/*
+	 * At least packet 2: under TCG the two tc calls take long enough for
+	 * another packet to leave in between (IPv6 neighbour discovery on
+	 * the new veth, the sender's Ack), seen 3 drops in one of four runs;
+	 * a lost Ack is a gap in DCCP's sequence numbers too, so the loss
+	 * the receiver must report is there either way.
+	 */
+	ASSERT_LE(1, netem_dropped(self->a, "va"));
 	/* 3, 4, 5: the loss is confirmed on the last */
 	for (i = 0; i < 3; i++) {
 		dt_sleep_ms(GAP_MS);

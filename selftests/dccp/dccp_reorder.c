@@ -18,13 +18,6 @@
 #define DELAY_MS	100
 #define GAP_MS		70
 
-/* DCCP_SOCKOPT_CCID_RX_INFO: struct tfrc_rx_info of linux/tfrc.h */
-struct dt_tfrc_rx_info {
-	uint32_t x_recv;
-	uint32_t rtt;
-	uint32_t p;
-};
-
 FIXTURE(reorder) {
 	char a[32], b[32];
 };

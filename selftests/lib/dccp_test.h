@@ -48,6 +48,17 @@ struct dt_tfrc_tx_info {
 	uint32_t ipi_us;
 };
 
+/*
+ * CCID3's receiver state as DCCP_SOCKOPT_CCID_RX_INFO returns it (struct
+ * tfrc_rx_info of include/linux/tfrc.h): X_recv in bytes/s, the RTT in
+ * microseconds, p scaled by 1e6.
+ */
+struct dt_tfrc_rx_info {
+	uint32_t x_recv;
+	uint32_t rtt;
+	uint32_t p;
+};
+
 #define DT_PAYLOAD	100	/* bytes per test packet */
 #define NSEC_PER_MSEC	1000000ULL
 

@@ -672,7 +672,11 @@ def check_keyframe_loop(tr, port):
           snd.meta.get("keyframe_on_loss") == "receiver", f"send columns {snd.columns}")
     ft = frame_table(snd)
     forced = [f for f, (k, why, _) in ft.items() if why != "-"]
-    check(len(forced) == 1 and ft[forced[0]][1] == "receiver" and 16 <= forced[0] <= 21,
+    # one frame forced, after the lost one; how soon after depends on how
+    # quickly the processes run (the request waits for the reorder window,
+    # then crosses the relay), which is not asserted: seen 17-21 when the
+    # machine is idle, later under load
+    check(len(forced) == 1 and ft[forced[0]][1] == "receiver" and 16 <= forced[0] < 50,
           f"forced frames {[(f, ft[f]) for f in forced]}")
     F = forced[0]
     keys = sorted(f for f, (k, _, _) in ft.items() if k == "1")

@@ -9,8 +9,10 @@
 # drop notices on a path too narrow for it (150 kbit/s, tx_qlen 5), so the
 # policy discards video: with --keyframe-on-loss notice every frame the
 # loop forced must be marked "notice" and follow a video notice (the
-# notice of a frame at or after the last key frame); with
-# receiver,notice over netem loss both kinds must appear.  The host tests
+# notice of a frame at or after the last key frame); with receiver over
+# 2 % netem loss the receiver's requests must force frames; with
+# receiver,notice the notices must, and the receiver must ask (whether
+# one of its requests comes before a notice is chance).  The host tests
 # cover the receiver's path over UDP and TCP.
 #
 # KTAP output; exit 0 all passed, 1 a case failed, 4 skipped.
@@ -69,6 +71,7 @@ run_case() {
 }
 
 out=$(run_case notice 7100 0); result $? "notice forces key frames after video drop notices" "$out"
-out=$(run_case receiver,notice 7101 2); result $? "receiver and notice both force key frames" "$out"
+out=$(run_case receiver 7101 2); result $? "receiver's requests force key frames over DCCP" "$out"
+out=$(run_case receiver,notice 7102 2); result $? "receiver and notice: notices force key frames, the receiver asks" "$out"
 echo "1..$n"
 [ $failed = 0 ]
