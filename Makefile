@@ -48,7 +48,7 @@ override BUILD	:= $(ROOT)/build$(if $(filter-out 6.1,$(KVER)),/$(KVER))
 CACHE		:= $(ROOT)/.cache/kernel
 ENV		:= $(CACHE)/$(KVER).env
 TREE		:= $(BUILD)/tree
-MODULES		:= dccp dccp_ipv4 dccp_ipv6 dccp_diag
+include $(ROOT)/scripts/dccp-kbuild.mk
 SBPN_VERSION	:= $(shell git -C $(ROOT) describe --always --dirty 2>/dev/null || echo unknown)
 
 export KVER BUILD ABI
@@ -77,20 +77,16 @@ define dccp_modules
 	@. $(ENV) && mk='$(MAKE)' && \
 	if [ -n "$${KROOT:-}" ]; then mk="scripts/in-root.sh $$KROOT make -j1"; fi && \
 	$$mk --no-print-directory -C $(or $(3),$${KDIR:-/lib/modules/$$ABI/build}) \
-		M=$(1)/tree/net/dccp \
-		NOSTDINC_FLAGS="-I$(1)/tree/include -I$(1)/tree/include/uapi" \
-		CONFIG_IP_DCCP=m CONFIG_INET_DCCP_DIAG=m \
-		CONFIG_IP_DCCP_CCID3=y CONFIG_IP_DCCP_TFRC_LIB=y \
-		CONFIG_DEBUG_INFO_BTF_MODULES= SBPN_VERSION=$(SBPN_VERSION) $(2) modules
+		$(call dccp_kbuild_args,$(1)/tree) SBPN_VERSION=$(SBPN_VERSION) $(2) modules
 	@mkdir -p $(1)/modules
-	@for m in $(MODULES); do cp -p $(1)/tree/net/dccp/$$m.ko $(1)/modules/; done
+	@for m in $(DCCP_MODULES); do cp -p $(1)/tree/net/dccp/$$m.ko $(1)/modules/; done
 	@. $(ENV) && [ -z "$${KROOT:-}" ] || scripts/carry.py --list patches/7.x/carry.list \
-		--check $(foreach m,$(MODULES),$(1)/modules/$(m).ko)
+		--check $(foreach m,$(DCCP_MODULES),$(1)/modules/$(m).ko)
 endef
 
 modules: inputs
 	$(call dccp_modules,$(BUILD))
-	@echo "modules: $(foreach m,$(MODULES),$(BUILD)/modules/$(m).ko) (version $(SBPN_VERSION))"
+	@echo "modules: $(foreach m,$(DCCP_MODULES),$(BUILD)/modules/$(m).ko) (version $(SBPN_VERSION))"
 
 # Userspace sees the patched uapi header, never a second copy of it.
 headers: modules
