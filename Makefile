@@ -56,7 +56,7 @@ export KVER BUILD ABI
 .PHONY: all inputs modules headers userspace selftests check check-host check-vm demo \
 	reproduce bench \
 	friendliness friendliness-v2-modules check-debug stress stress-debug fuzz style \
-	venv vm load unload clean host-deps-check
+	venv vm load unload clean host-deps-check dkms-deb
 
 all: modules headers userspace selftests
 
@@ -290,6 +290,18 @@ load: modules
 
 unload:
 	@scripts/modules.sh unload
+
+# The DKMS package (Documentation/dkms.rst): build/dkms/sbpn-dccp-dkms_*.deb
+# with a patched DCCP tree for each target in DKMS_KVERS (this host's
+# archive's targets and 7.3), each target's inputs fetched first (the
+# others' at their default ABI).
+DKMS_KVERS	?= $(HOST_KVERS) 7.3
+dkms-deb:
+	@for k in $(DKMS_KVERS); do \
+		if [ "$$k" = '$(KVER)' ]; then a='$(ABI)'; else a=; fi; \
+		$(MAKE) --no-print-directory KVER=$$k ABI=$$a inputs || exit 1; \
+	done
+	@SBPN_VERSION=$(SBPN_VERSION) scripts/dkms-deb.sh $(DKMS_KVERS)
 
 # scripts/host-deps.sh's package names, looked up in Debian 12's and 13's
 # archives (their package lists go to .cache/apt/; no root needed).
