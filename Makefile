@@ -56,7 +56,7 @@ export KVER BUILD ABI
 .PHONY: all inputs modules headers userspace selftests check check-host check-vm demo \
 	reproduce bench \
 	friendliness friendliness-v2-modules check-debug stress stress-debug fuzz style \
-	venv vm load unload clean host-deps-check dkms-deb
+	venv vm load unload clean host-deps-check dkms-deb dkms-install-check dkms-vm dkms-check
 
 all: modules headers userspace selftests
 
@@ -302,6 +302,30 @@ dkms-deb:
 		$(MAKE) --no-print-directory KVER=$$k ABI=$$a inputs || exit 1; \
 	done
 	@SBPN_VERSION=$(SBPN_VERSION) scripts/dkms-deb.sh $(DKMS_KVERS)
+
+# The package's test on this target: dkms-install-check installs it in a
+# throwaway Debian root with the target's kernel, has dkms build and
+# install ours (as a kernel upgrade, then as the package's installation),
+# removes it, and checks each time which modules modprobe finds; no VM
+# (scripts/dkms-check.sh).  dkms-vm boots the target's VM with the modules
+# dkms built there and checks them in the guest (scripts/dkms-vm-check.sh,
+# with one SBPN selftest).  dkms-check runs both, the VM last.
+DKMS_CHECK	:= $(BUILD)/dkms-check
+ifneq ($(filter dkms-install-check dkms-check,$(MAKECMDGOALS)),)
+ifeq ($(filter $(KVER),$(DKMS_KVERS)),)
+$(error KVER=$(KVER) is not in DKMS_KVERS=$(DKMS_KVERS): the package would have no tree for it)
+endif
+endif
+dkms-install-check: dkms-deb
+	@scripts/dkms-check.sh $(ROOT)/build/dkms/sbpn-dccp-dkms_*_all.deb
+
+dkms-vm: selftests
+	@[ -f $(DKMS_CHECK)/expect ] || { echo "dkms-vm: no modules built by dkms for $(KVER): run make dkms-install-check" >&2; exit 1; }
+	@BUILD=$(DKMS_CHECK) scripts/vm-run --timeout 600 --out $(DKMS_CHECK)/vm-out -- \
+		scripts/dkms-vm-check.sh $(DKMS_CHECK)/expect $(BUILD)/selftests/sbpn/sbpn_doc_example
+
+dkms-check: dkms-install-check
+	@$(MAKE) --no-print-directory dkms-vm
 
 # scripts/host-deps.sh's package names, looked up in Debian 12's and 13's
 # archives (their package lists go to .cache/apt/; no root needed).
