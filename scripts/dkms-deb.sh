@@ -10,9 +10,9 @@
 # as make modules builds it (its kernel inputs must be there: make
 # KVER=... inputs), into build/dkms/trees/KVER; its sources, and a SOURCE
 # file naming the Debian uploads they come from, become src/SERIES of the
-# package (6.1, 6.12, 7.3).  With dkms/Makefile (the build dkms runs),
-# scripts/dccp-kbuild.mk, dkms/dkms.conf.in (the kernels the package
-# accepts filled in) and dkms/debian (a changelog entry added),
+# package (6.1, 6.12, 7.3).  With scripts/dkms/Makefile (the build dkms runs),
+# scripts/dccp-kbuild.mk, scripts/dkms/dkms.conf.in (the kernels the package
+# accepts filled in) and scripts/dkms/debian (a changelog entry added),
 # dpkg-buildpackage makes the binary package; nothing else is in it.
 #
 # The modules' "version" is SBPN_VERSION (git describe, as make modules
@@ -76,11 +76,11 @@ for k in "$@"; do
 	say "tree for Linux $k: $origin"
 done
 
-sed "s/@SBPN_VERSION@/$SBPN_VERSION/" "$ROOT/dkms/Makefile" >"$pkg/src/Makefile"
+sed "s/@SBPN_VERSION@/$SBPN_VERSION/" "$ROOT/scripts/dkms/Makefile" >"$pkg/src/Makefile"
 cp "$ROOT/scripts/dccp-kbuild.mk" "$pkg/src/"
 # The kernels dkms may build for: their major.minor, e.g. ^(6[.]1|6[.]12)[.]
-sed "s/@KERNEL_REGEX@/^($regex)[.]/" "$ROOT/dkms/dkms.conf.in" >"$pkg/dkms.conf"
-cp -r "$ROOT/dkms/debian" "$pkg/"
+sed "s/@KERNEL_REGEX@/^($regex)[.]/" "$ROOT/scripts/dkms/dkms.conf.in" >"$pkg/dkms.conf"
+cp -r "$ROOT/scripts/dkms/debian" "$pkg/"
 {
 	echo "sbpn-dccp ($VERSION) unstable; urgency=medium"
 	echo
