@@ -527,22 +527,60 @@ struct sbpn_drop_event {
 	unsigned int sport, dport, priority, rtt_us, qlen;
 	unsigned long long expiry_ns, now_ns;
 	char reason[16], src[64], dest[64];
+	/*
+	 * The limit an expired or refused packet was judged against and what
+	 * it is made of: limit_ns = now_ns + wait_ns + owd_us * 1000.  Events
+	 * of a kernel whose tracepoint records only the RTT have none of these
+	 * fields (judged is 0 then, and they read 0).
+	 */
+	int judged;
+	unsigned int min_rtt_us, owd_us;
+	unsigned long long wait_ns, limit_ns;
 };
+
+/* The value of " @key=" in the event text @ev, scanned with @fmt; 0 if found */
+static inline int sbpn_drop_field(const char *ev, const char *key,
+				  const char *fmt, void *val)
+{
+	char k[32];
+	const char *p;
+
+	snprintf(k, sizeof(k), " %s=", key);
+	p = strstr(ev, k);
+	return p && sscanf(p + strlen(k), fmt, val) == 1 ? 0 : -1;
+}
 
 /*
  * Parse a trace line into @e; the line is cut to the event's text.  0 if it
- * is a drop event of local port @sport, -1 otherwise.
+ * is a drop event of local port @sport, -1 otherwise.  Fields are found by
+ * name, so that fields added to the event do not break older readers.
  */
 static inline int sbpn_parse_drop(char *line, unsigned int sport,
 				  struct sbpn_drop_event *e)
 {
 	char *p = strstr(line, "dccp_qpolicy_drop: sport=");
 
-	if (!p || sscanf(p, "dccp_qpolicy_drop: sport=%u dport=%u reason=%15s priority=%u expiry_ns=%llu now_ns=%llu rtt_us=%u qlen=%u src=%63s dest=%63s",
-			 &e->sport, &e->dport, e->reason, &e->priority,
-			 &e->expiry_ns, &e->now_ns, &e->rtt_us, &e->qlen,
-			 e->src, e->dest) != 10 || e->sport != sport)
+	memset(e, 0, sizeof(*e));
+	if (!p)
 		return -1;
+	p += strlen("dccp_qpolicy_drop:");
+	if (sbpn_drop_field(p, "sport", "%u", &e->sport) ||
+	    sbpn_drop_field(p, "dport", "%u", &e->dport) ||
+	    sbpn_drop_field(p, "reason", "%15s", e->reason) ||
+	    sbpn_drop_field(p, "priority", "%u", &e->priority) ||
+	    sbpn_drop_field(p, "expiry_ns", "%llu", &e->expiry_ns) ||
+	    sbpn_drop_field(p, "now_ns", "%llu", &e->now_ns) ||
+	    sbpn_drop_field(p, "rtt_us", "%u", &e->rtt_us) ||
+	    sbpn_drop_field(p, "qlen", "%u", &e->qlen) ||
+	    sbpn_drop_field(p, "src", "%63s", e->src) ||
+	    sbpn_drop_field(p, "dest", "%63s", e->dest) ||
+	    e->sport != sport)
+		return -1;
+	e->judged = !sbpn_drop_field(p, "min_rtt_us", "%u", &e->min_rtt_us) &&
+		    !sbpn_drop_field(p, "owd_us", "%u", &e->owd_us) &&
+		    !sbpn_drop_field(p, "wait_ns", "%llu", &e->wait_ns) &&
+		    !sbpn_drop_field(p, "limit_ns", "%llu", &e->limit_ns);
+	p = strstr(line, "dccp_qpolicy_drop:");
 	memmove(line, p, strlen(p) + 1);
 	line[strcspn(line, "\n")] = 0;
 	return 0;
