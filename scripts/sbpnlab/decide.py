@@ -5,7 +5,8 @@ stands (Documentation/statistics.rst, Sequential decisions).
 Reads the campaign as the report does (report.scan, report.metrics,
 report.group: the same runs, metrics and pairs by seed), takes every
 variant of each comparison against the baseline, and for each of the
-finding's metrics (sequential.METRICS) evaluates the confidence sequence
+finding's metrics (sequential.METRICS) that the settings decide ([decide]
+metrics, all four by default) evaluates the confidence sequence
 at the looks made so far (sequential.evaluate).  Writes
 CAMPAIGN/decision.json, which `sbpn-lab run --decide` reads after each
 round to know which comparisons still need runs, and which the report
@@ -115,6 +116,8 @@ def analyse(rows, conf, maximum, through, interval=sequential.confidence_sequenc
         for variant in (p for p in report.stats.policies(crows) if p != baseline):
             series, margins = {}, {}
             for metric, name, scale, *_ in sequential.METRICS:
+                if name not in conf["metrics"]:
+                    continue
                 s = series_of(crows, baseline, variant, metric, scale)
                 if s:
                     series[metric], margins[metric] = s, float(conf["margins"][name])
@@ -134,6 +137,7 @@ def analyse(rows, conf, maximum, through, interval=sequential.confidence_sequenc
                         for m, st in result["metrics"].items()]})
     return {"format": FORMAT, "method": METHOD, "alpha": conf["alpha"], "family": family,
             "alpha_each": alpha, "mixture": sequential.MIXTURE,
+            "metrics": [m[0] for m in sequential.METRICS if m[1] in conf["metrics"]],
             "min_pairs": conf["min_pairs"], "step": conf["step"], "maximum": maximum,
             "looks": cutoffs, "through": through, "baseline": baseline,
             "margins": conf["margins"], "comparisons": comparisons,
@@ -182,6 +186,10 @@ def lines(decision):
            f"{decision['alpha_each']:.4g} each; looks after repetitions "
            f"{', '.join(map(str, decision['looks']))}; made through repetition "
            f"{decision['through']}."]
+    decided = decision.get("metrics", [m[0] for m in sequential.METRICS])
+    if len(decided) < len(sequential.METRICS):
+        out.append("  Decided: " + ", ".join(map(_label, decided)) + "; the finding's "
+                   "other metrics are reported with their 95 % intervals, not decided.")
     for c in decision["comparisons"]:
         when = (f"stopped at look {c['look']} (repetition {c['repetition']})"
                 if c["status"] != "open" else

@@ -193,6 +193,30 @@ def analyse_pairs_and_family():
     json.dumps(d)           # decision.json must hold it
 
 
+@test
+def analyse_decides_the_metrics_asked():
+    """[decide] metrics: the others are neither in the family (alpha is
+    shared by those decided) nor in the comparisons' verdicts, and the
+    text says which are decided."""
+    rng = random.Random(4)
+    rows = rows_of([0.10 + rng.gauss(0, 0.02) for _ in range(12)])
+    d = decide.analyse(rows, sequential.settings({"min_pairs": 12,
+                                                  "metrics": ["audio", "frames"]}), 12, 12)
+    (c,) = d["comparisons"]
+    check(d["family"] == 2 and abs(d["alpha_each"] - 0.025) < 1e-12 and
+          [m["metric"] for m in c["metrics"]] == ["audio.on_time_frac",
+                                                  "video.frames_on_time_frac"] and
+          d["metrics"] == ["audio.on_time_frac", "video.frames_on_time_frac"],
+          f"family {d['family']}, {[m['metric'] for m in c['metrics']]}")
+    text = "\n".join(decide.lines(d))
+    check("Decided: audio on time, whole video frames on time; the finding's other metrics "
+          "are reported" in text and "video on time:" not in text, text)
+    n, mean, lo, hi = sequential.confidence_sequence(
+        [x for _, x in decide.series_of(rows, "simple", "sbpn2+fw", "audio.on_time_frac",
+                                        100)], 0.025)
+    check(abs(c["metrics"][0]["lo"] - lo) < 1e-9, "alpha split over the two metrics only")
+
+
 def scenario_file(extra=""):
     path = os.path.join(TMP, "decide.toml")
     with open(path, "w") as f:
@@ -219,8 +243,16 @@ def decide_table():
     check(sc.decide["min_pairs"] == 6 and sc.decide["margins"]["frames"] == 4 and
           sc.decide["margins"]["audio"] == 2.0 and sc.decide["enabled"], f"{sc.decide}")
     check(load(scenario_file()).decide is None, "no table, no decision")
+    check(sc.decide["metrics"] == ["audio", "video", "frames", "tcp_kbps"],
+          f"every metric decided by default: {sc.decide['metrics']}")
+    sc = load(scenario_file('[decide]\nmetrics = ["frames", "audio"]\n'))
+    check(sc.decide["metrics"] == ["audio", "frames"], f"metrics in METRICS' order: "
+          f"{sc.decide['metrics']}")
     for bad in ('[decide]\nstep = 0\n', '[decide]\nwhat = 1\n',
-                '[decide.margins]\naudio_pp = 1\n', '[decide.margins]\naudio = -1\n'):
+                '[decide.margins]\naudio_pp = 1\n', '[decide.margins]\naudio = -1\n',
+                '[decide]\nmetrics = []\n', '[decide]\nmetrics = ["audio", "audio"]\n',
+                '[decide]\nmetrics = ["sound"]\n', '[decide]\nmetrics = "audio"\n',
+                '[decide]\nmetrics = [["audio"]]\n'):
         try:
             load(scenario_file(bad))
         except ScenarioError:
