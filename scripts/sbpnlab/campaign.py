@@ -251,11 +251,15 @@ def run_decided(scenario, results_root, name=None, jobs=1, only=None, force=Fals
                 out=sys.stderr, settings=None, analyse=analyse_in_venv):
     """Run the scenario in rounds (sbpn-lab run --decide): the repetitions
     up to settings' min_pairs, then step at a time, up to the scenario's
-    repetitions; after each round analyse(camp_dir, scenario, last
-    repetition) says (decision.json) which comparisons are still open, and
-    the next round runs only the runs of those: whole pairs, the variant
-    and its baseline.  Stops when none is open.  Returns the failed runs
-    as run_campaign() does."""
+    repetitions; after each round but the last, analyse(camp_dir,
+    scenario, last repetition) says (decision.json) which comparisons are
+    still open, and the next round runs only the runs of those: whole
+    pairs, the variant and its baseline.  Stops when none is open.  After
+    the last round nothing is left to choose, so the last look is left to
+    the host (the report computes the decision from the runs): under TCG
+    the analysis (numpy and scipy loaded, every run's records read over
+    9p) would only delay the VM's end.  Returns the failed runs as
+    run_campaign() does."""
     from .sequential import looks
     settings = settings or scenario.decide
     name = name or scenario.name
@@ -273,12 +277,19 @@ def run_decided(scenario, results_root, name=None, jobs=1, only=None, force=Fals
               f"{prev + 1}-{cut}, {len(these)} runs", file=out, flush=True)
         failed += run_campaign(scenario, results_root, name, jobs, only, force, out,
                                runs=these, decide=settings)
+        if k == len(cutoffs):
+            print(f"campaign {name}: the last look, after repetition {cut}, is the host's: "
+                  "sbpn-lab report (or decide) computes it from the runs", file=out, flush=True)
+            break
+        t = time.monotonic()
         try:
             decision = analyse(camp_dir, scenario, cut, out=out)
         except (RuntimeError, OSError, ValueError) as e:
             print(f"campaign {name}: the analysis after round {k} failed ({e}): the "
                   "remaining rounds run in full", file=out, flush=True)
             decision = None
+        print(f"campaign {name}: the analysis after round {k} took "
+              f"{time.monotonic() - t:.0f} s", file=out, flush=True)
         want = needed(decision) if decision is not None else None
         if want is not None and not want:
             print(f"campaign {name}: every comparison stopped after repetition {cut} "

@@ -51,8 +51,10 @@ def run(args):
             index = json.load(f)
     except (OSError, ValueError):
         pass
-    path = args.scenario or index.get("scenario_file")
-    table = None
+    # the settings the campaign ran with (campaign.json, as the report
+    # takes them), unless a scenario is named
+    path = args.scenario or (None if "decide" in index else index.get("scenario_file"))
+    table = index.get("decide")
     if path and os.path.exists(path):
         try:
             table = load(path).decide
@@ -89,6 +91,43 @@ def run(args):
             f.write("\n")
         os.replace(tmp, os.path.join(camp, FILE))
     return 0
+
+
+def of_campaign(rows, index, baseline=None):
+    """The decision of a campaign run with --decide, from the report's
+    metric rows and its campaign.json (index): the settings it ran with,
+    its repetitions the maximum, the looks made through its highest
+    repetition of a complete run; what `sbpn-lab decide CAMPAIGN` writes.
+    None without complete rows."""
+    if not rows:
+        return None
+    conf = sequential.settings(index.get("decide"))
+    conf["baseline"] = report.resolve(rows, baseline or conf["baseline"])
+    through = max(r["repetition"] for r in rows)
+    decision = analyse(rows, conf, index.get("repetitions") or through, through)
+    decision["campaign"] = index.get("campaign") or "campaign"
+    return decision
+
+
+def comparison_of(decision, title, baseline, variant):
+    """The decision's comparison of variant against baseline in the
+    report's comparison title, or None."""
+    return next((c for c in (decision or {}).get("comparisons", [])
+                 if (c["title"], c["baseline"], c["variant"]) == (title, baseline, variant)),
+                None)
+
+
+def verdict_text(m, status):
+    """A decided metric's verdict for the finding line: 'higher (decided:
+    +5.9..+11.4 points)' or 'no verdict by the maximum (-9.0..+13.6 points,
+    margin ±5)'."""
+    lo = "-inf" if m["lo"] is None else f"{m['lo']:+.1f}"
+    hi = "+inf" if m["hi"] is None else f"{m['hi']:+.1f}"
+    span = f"{lo}..{hi} {_unit(m['metric'])}"
+    if m["verdict"]:
+        return f"{m['verdict']} (decided: {span})"
+    when = "by the maximum" if status == "maximum" else "yet"
+    return f"no verdict {when} ({span}, margin ±{m['margin']:g})"
 
 
 def series_of(rows, baseline, variant, metric, scale):

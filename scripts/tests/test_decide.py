@@ -332,7 +332,10 @@ def rounds_run_whole_pairs_and_stop():
 
     # The fake analysis: at rtt 30 sbpn2 decides after the first look,
     # sbpn2+fw after the second; at rtt 80 both stay open to the end.
+    looked = []
+
     def fake_analyse(camp_dir, scenario, through, out):
+        looked.append(through)
         comps = []
         for rtt in ("30", "80"):
             for variant, stop in (("sbpn2", 10), ("sbpn2+fw", 15)):
@@ -350,6 +353,10 @@ def rounds_run_whole_pairs_and_stop():
         failed = campaign.run_decided(sc, results, jobs=1, out=out,
                                       settings=sc.decide, analyse=fake_analyse)
         check(not failed, f"failed {failed}")
+        # rtt 80 stays open to the maximum: its last look is the host's
+        check(looked == [10, 15], f"analysed after {looked}, want [10, 15] (not 20)")
+        check("the last look, after repetition 20, is the host's" in out.getvalue() and
+              "the analysis after round 2 took" in out.getvalue(), out.getvalue()[-500:])
         reps = {}
         for rid in made:
             reps.setdefault(rid.rsplit(",rep=", 1)[0], []).append(int(rid.rsplit("=", 1)[1]))
