@@ -70,6 +70,41 @@ def run_status(run_dir):
         return None
 
 
+class OtherLength(Exception):
+    """Complete runs in the campaign directory of another length than the
+    scenario's runs now; str() says which and what to do."""
+
+
+def check_lengths(runs, camp_dir):
+    """Raise OtherLength if a complete run of runs lasted another
+    duration_s or warmup_s than its scenario now gives: resuming would
+    pair it with runs of the new length, whose metrics spread differently
+    (an older `make demo`'s 16 s runs under the same ids as its 60 s ones
+    now).  Other settings are not compared: a run id already names the
+    variant and setting, and a scenario's text changes in ways that do not
+    matter (its description, the absolute path of a model file)."""
+    other = []
+    for r in runs:
+        try:
+            with open(os.path.join(camp_dir, r.id, "meta.json"), encoding="utf-8") as f:
+                meta = json.load(f)
+            was = meta["config"]["scenario"]
+            was = (was["duration_s"], was["warmup_s"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        now = r.config["scenario"]["duration_s"], r.config["scenario"]["warmup_s"]
+        if meta.get("status") == "complete" and was != now:
+            other.append((r.id, was, now))
+    if other:
+        rid, was, now = other[0]
+        raise OtherLength(
+            f"{camp_dir}: {len(other)} complete runs of another length than the scenario's "
+            f"(such as {rid}: {was[0]:g} s with {was[1]:g} s of warm-up, now {now[0]:g} s with "
+            f"{now[1]:g} s): a resumed campaign would pair them with runs of the new length.  "
+            "Move or remove that directory to start afresh, or name another campaign "
+            "(--campaign); --force redoes them.")
+
+
 def _fmt_s(s):
     s = int(s)
     return f"{s // 3600}h{s // 60 % 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
@@ -303,12 +338,15 @@ def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=Fal
                  out=sys.stderr, shard=None, runs=None, decide=None):
     """Run the scenario's runs (of shard (K, N) only, if given; the list
     runs of them, if given), jobs at once ("auto": autojobs.choose());
-    return the list of (run id, reason) that failed."""
+    return the list of (run id, reason) that failed.  OtherLength if a
+    complete run is of another length (check_lengths()), unless force."""
     name = name or scenario.name
     camp_dir = os.path.join(results_root, name)
     os.makedirs(camp_dir, exist_ok=True)
     write_index(scenario, camp_dir, name, only, shard, decide)
     runs = selected(scenario, only, shard) if runs is None else runs
+    if not force:
+        check_lengths(runs, camp_dir)
     todo = [r for r in runs
             if force or run_status(os.path.join(camp_dir, r.id)) != "complete"]
     skipped = len(runs) - len(todo)

@@ -29,9 +29,9 @@ import sys
 import types
 
 from . import autojobs, resultstable
-from .campaign import (RUN_OVERHEAD_S, VENV_PYTHON, VM_SLACK_S, _fmt_s, estimate_s, matches,
-                       merge_campaigns, parse_shard, run_campaign, run_decided, run_status,
-                       selected, vm_timeout_s)
+from .campaign import (RUN_OVERHEAD_S, VENV_PYTHON, VM_SLACK_S, OtherLength, _fmt_s, estimate_s,
+                       matches, merge_campaigns, parse_shard, run_campaign, run_decided,
+                       run_status, selected, vm_timeout_s)
 from .sequential import looks as decide_looks, settings as decide_settings
 from .run import BIN
 from .scenario import ScenarioError, load
@@ -238,6 +238,8 @@ def _cmd_run(args):
         except autojobs.ProbeFailed as e:
             print(f"sbpn-lab: --jobs auto: {e}", file=sys.stderr)
             return 1
+        except OtherLength as e:
+            return _bad_input(e)
     return 1 if failed else 0
 
 

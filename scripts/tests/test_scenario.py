@@ -12,7 +12,9 @@ schedules to the planned changes; the CLI must exit 2 on bad input; and
 with a ScenarioError, never another exception (a property-based test).
 Needs no root and no VM.  Exit 0 all passed, 1 a test failed.
 """
+import contextlib
 import glob
+import io
 import json
 import os
 import random
@@ -391,6 +393,63 @@ def campaign_resumes(tmp, good):
     check("campaign: a second run redoes only what is not complete",
           calls[12:] == ["policy=sbpn2,rtt_ms=30,rep=01"] and failed2 == [] and
           "11 already complete, 1 to do" in text2, text2[:300])
+
+
+def campaign_refuses_another_length(tmp, good):
+    """A complete run of another length than the scenario's now (an older
+    make demo's 16 s runs under the ids of its 60 s ones) is not resumed as
+    if it were one of them: run_campaign refuses before running anything,
+    and `sbpn-lab run` exits 2 naming what to do; runs of the same length
+    resume, and --force redoes the others."""
+    sc, calls, real = load(good), [], campaign.execute
+    out = os.path.join(tmp, "lengths")
+
+    def fake(spec, run_dir, slot, name, jobs=1):
+        calls.append(spec.id)
+        os.makedirs(run_dir, exist_ok=True)
+        with open(os.path.join(run_dir, "meta.json"), "w", encoding="utf-8") as f:
+            json.dump({"status": "complete", "config": spec.config}, f)
+        return {"status": "complete", "reason": None}
+
+    campaign.execute = fake
+    try:
+        campaign.run_campaign(sc, out, out=tempfile.TemporaryFile("w+"))
+        calls.clear()
+        log = tempfile.TemporaryFile("w+")
+        campaign.run_campaign(sc, out, out=log)
+        log.seek(0)
+        check("campaign: complete runs of the scenario's length resume",
+              calls == [] and "12 already complete, 0 to do" in log.read())
+        rid = sc.runs()[3].id
+        meta_path = os.path.join(out, sc.name, rid, "meta.json")
+        with open(meta_path, encoding="utf-8") as f:
+            meta = json.load(f)
+        meta["config"]["scenario"]["duration_s"] = 16
+        with open(meta_path, "w", encoding="utf-8") as f:
+            json.dump(meta, f)
+        try:
+            campaign.run_campaign(sc, out, out=tempfile.TemporaryFile("w+"))
+            err = None
+        except campaign.OtherLength as e:
+            err = str(e)
+        check("campaign: a complete run of another length is refused, nothing run",
+              err is not None and calls == [] and f"such as {rid}: 16 s" in err and
+              "now 10 s" in err, str(err))
+        from sbpnlab import cli as cli_mod
+        env, err = cli_mod._check_environment, io.StringIO()
+        cli_mod._check_environment = lambda *a: None      # as in the VM
+        try:
+            with contextlib.redirect_stderr(err):
+                rc = cli_mod.main(["run", good, "--results", out])
+        finally:
+            cli_mod._check_environment = env
+        check("sbpn-lab run: exit 2, saying what to do", rc == 2 and calls == [] and
+              "another length" in err.getvalue() and "--campaign" in err.getvalue(),
+              f"{rc} {err.getvalue()[-300:]}")
+        campaign.run_campaign(sc, out, force=True, out=tempfile.TemporaryFile("w+"))
+        check("campaign: --force redoes them", rid in calls, str(calls))
+    finally:
+        campaign.execute = real
 
 
 def fake_complete_run(run_dir):
@@ -891,6 +950,7 @@ def main():
         check("run id names parameters and repetition",
               runs[0].id == "policy=simple,rtt_ms=30,rep=01", runs[0].id)
         campaign_resumes(tmp, good)
+        campaign_refuses_another_length(tmp, good)
         campaign_shards_merge(tmp, good)
         jobs_auto(tmp, good)
         seeds = {(r.rep, r.seed) for r in runs}
