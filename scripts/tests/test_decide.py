@@ -386,6 +386,98 @@ def rounds_run_whole_pairs_and_stop():
         campaign.execute = real
 
 
+def design_campaign(name, audio, frames, duration=10, reps=20):
+    """A campaign directory for decide-sim --part design: report/runs.csv
+    with simple and best at one setting, best's differences audio(rep) and
+    frames(rep) (points), and one run directory whose meta.json gives the
+    runs' length."""
+    camp = os.path.join(TMP, name)
+    rows = []
+    for rep in range(1, reps + 1):
+        for policy in ("simple", "best"):
+            up = policy == "best"
+            rows.append({"run": f"{policy},rep={rep:02d}", "scenario": "d", "policy": policy,
+                         "flow": "call", "seed": rep, "repetition": rep,
+                         "audio.on_time_frac": 0.5 + up * audio(rep) / 100,
+                         "video.on_time_frac": 0.5,
+                         "video.frames_on_time_frac": 0.5 + up * frames(rep) / 100,
+                         "tcp.goodput_kbps": 600.0})
+    os.makedirs(os.path.join(camp, "report"))
+    report.write_csv(os.path.join(camp, "report", "runs.csv"), rows)
+    os.makedirs(os.path.join(camp, "simple,rep=01"))
+    with open(os.path.join(camp, "simple,rep=01", "meta.json"), "w") as f:
+        json.dump({"config": {"scenario": {"duration_s": duration, "warmup_s": 3}}}, f)
+    return camp
+
+
+@test
+def design_simulation():
+    """decide-sim --part design: the scenario's own looks, metrics and
+    variants on repetitions drawn from a campaign; the runs, waves and
+    rounds its rounds take; refused on runs of another length."""
+    path = os.path.join(TMP, "design.toml")
+    with open(path, "w") as f:
+        f.write("""[scenario]
+name = "d"
+duration_s = 10
+repetitions = 8
+[link]
+rate = "1mbit"
+[[media]]
+name = "call"
+[[variant]]
+name = "simple"
+policy = "simple"
+[[variant]]
+name = "best"
+policy = "sbpn2"
+frame = true
+[decide]
+min_pairs = 4
+step = 2
+metrics = ["audio", "frames"]
+""")
+    sc = load(path)
+    rng = decidesim.np.random.default_rng(1)
+    # every pair the same: both verdicts at the second look, in every mode
+    # (4 pairs bound nothing at alpha 0.05 / 2), so the runs of repetitions
+    # 1-4 and 5-6: 2 arms x 6 = 12 runs, ceil(8 / 3) + ceil(4 / 3) = 5 waves
+    camp = design_campaign("same", lambda r: 10.0, lambda r: 0.0)
+    rows = decidesim.design(sc, camp, 3, 50, rng)
+    total = {r["mode"]: r for r in rows if r["metric"] == "all"}
+    check(all(t["runs_mean"] == 12 and t["waves_mean"] == 5 and t["rounds_mean"] == 2 and
+              t["error_rate"] == 0 and t["decided_share"] == 1 for t in total.values()),
+          f"decided at 6: {total}")
+    got = {(r["mode"], r["metric"]): r for r in rows if r["metric"] != "all"}
+    check(got["as measured", "audio.on_time_frac"]["higher_share"] == 1 and
+          got["as measured", "video.frames_on_time_frac"]["equivalent_share"] == 1 and
+          got["centred: no effect", "audio.on_time_frac"]["equivalent_share"] == 1 and
+          got["shifted: every effect at +margin", "video.frames_on_time_frac"]["truth"] == 5,
+          str(got))
+    check(len(got) == 6 and {r["comparison"] for r in rows} == {"best", "all"},
+          "one comparison, two metrics decided, three modes")
+    # frames spread far beyond what 8 pairs resolve: every round runs in
+    # nearly every draw (8 + 4 + 4 runs, 3 + 2 + 2 waves)
+    camp = design_campaign("spread", lambda r: 10.0, lambda r: (r - 10.5) * 8.0)
+    rows = decidesim.design(sc, camp, 3, 50, rng)
+    t = next(r for r in rows if r["metric"] == "all")
+    check(t["runs_max"] == 16 and t["waves_max"] == 7 and t["runs_mean"] > 15 and
+          t["decided_share"] < 0.1, f"{t}")
+    # both tables print: the design's, and the other parts' beside it
+    text = "\n".join(decidesim.design_table(rows) + decidesim.table(decidesim.synthetic(
+        sequential.settings(), 3, rng, cases=decidesim.synthetic_cases()[:1])))
+    check("whole video frames on time" in text and "no effect, normal" in text and
+          "±" in text, text)
+    try:
+        decidesim.design(sc, design_campaign("short", lambda r: 1, lambda r: 1, duration=16),
+                         1, 5, rng)
+        err = None
+    except ValueError as e:
+        err = str(e)
+    check(err is not None and "runs of 16 s" in err and "the scenario's of 10 s" in err,
+          f"another run length: {err}")
+
+
 @test
 def report_prints_the_decision():
     rng = random.Random(2)
