@@ -49,9 +49,10 @@ Documentation/testbed.rst).  Runs need DCCP, so they happen in the VM:
       --out results -- scripts/sbpn-lab run scripts/scenarios/demo.toml
 
 `sbpn-lab timeout` takes run's scenarios, --jobs, --only and --shard and
-prints a time limit that fits them (the whole of demo.toml, 30 runs of
-16 s one at a time, takes about 13 minutes); run --dry-run and the
-campaign's first line say how long the runs should take.
+prints a time limit that fits them (the whole of demo.toml, 39 runs of
+60 s, takes about 46 minutes one at a time, 6 eight at a time as make demo
+runs it); run --dry-run and the campaign's first line say how long the
+runs should take.
 """
 
 
