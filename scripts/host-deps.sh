@@ -4,8 +4,11 @@
 # Install the Debian packages the project needs on the host: compilers and
 # make, QEMU (TCG, or KVM where it works), the tools the guest borrows from the host's root
 # filesystem (ip, tc, python3 come over 9p), libnl-3 for dccp-qstat, what
-# a kernel build needs (the debug tier), clang with libFuzzer (make fuzz) and
-# docutils (the Documentation/ check).
+# a kernel build needs (the debug tier), clang with libFuzzer (make fuzz),
+# docutils (the Documentation/ check), debootstrap (the Debian roots of the
+# 7.3 build and of make dkms-install-check) and what builds the DKMS
+# package (make dkms-deb: dpkg-buildpackage, debhelper, dh_dkms; dkms
+# itself runs only in the throwaway roots, which install it).
 # Idempotent: only packages that are missing are installed.
 #
 # The names depend on the release, which /etc/os-release gives
@@ -39,6 +42,8 @@ COMMON=(
 	python3-venv python3-docutils
 	flex bison libelf-dev
 	clang
+	debootstrap
+	dpkg-dev debhelper dh-dkms
 )
 
 # Each release's own, in an array named after it: libFuzzer's runtime of

@@ -61,7 +61,7 @@ def test(name, ok, why=""):
 
 def main():
     print("TAP version 13")
-    print("1..12")
+    print("1..13")
     rc, bookworm, err = run(BOOKWORM, "--list")
     test("Debian 12 gets clang 14's libFuzzer runtime",
          rc == 0 and "libclang-rt-14-dev" in bookworm and "clang" in bookworm
@@ -73,6 +73,10 @@ def main():
     test("both share everything else, once each",
          set(bookworm) - {"libclang-rt-14-dev"} == set(trixie) - {"libclang-rt-19-dev"}
          and len(set(trixie)) == len(trixie) and "qemu-system-x86" in trixie)
+    dkms = {"dpkg-dev", "debhelper", "dh-dkms", "debootstrap"}
+    test("both have what builds and tests the DKMS package (dkms itself only in the test roots)",
+         dkms <= set(bookworm) and dkms <= set(trixie)
+         and "dkms" not in bookworm and "dkms" not in trixie, f"{bookworm} {trixie}")
     rc, out, err = run(TRIXIE.replace("VERSION_CODENAME=trixie\n", ""), "--release")
     test("without VERSION_CODENAME, VERSION_ID 13 is trixie", rc == 0 and out == ["trixie"],
          f"{rc} {out} {err}")
