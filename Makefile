@@ -10,6 +10,9 @@
 #   make check-debug the in-guest tests on a KASAN/kmemleak/lockdep kernel
 #   make stress     the long stress tier: 10^6 calls, 100 module unloads (VM)
 #   make stress-debug the same on the debug kernel, then a kmemleak scan
+#   make faults     allocation failures injected into DCCP's socket calls on
+#                   the debug kernel, then a kmemleak scan; prints the table
+#                   of failure points per operation
 #   make fuzz       libFuzzer on the model and trace parsers (FUZZ_SECONDS each)
 #   make demo       the main job: a short SBPN-vs-CCID3 experiment in the VM
 #   make reproduce  the paper's experiments in full (ONLY=, JOBS=; 40 h, JOBS=4 11 h)
@@ -55,7 +58,7 @@ export KVER BUILD ABI
 
 .PHONY: all inputs modules headers userspace selftests check check-host check-vm demo \
 	reproduce bench \
-	friendliness friendliness-v2-modules check-debug stress stress-debug fuzz style \
+	friendliness friendliness-v2-modules check-debug stress stress-debug faults fuzz style \
 	venv vm load unload clean host-deps-check dkms-deb dkms-install-check dkms-vm dkms-check
 
 all: modules headers userspace selftests
@@ -277,6 +280,37 @@ stress-debug: all
 		VM_IMAGE=$(ROOT)/.cache/debug/$$DEBVER/image \
 		scripts/vm-run --timeout $$(($(DURATION) + 900)) --out $(BUILD)/debug/stress -- \
 		scripts/debug-check.sh $(STRESS_ARGS)
+
+# Fault injection on the debug kernel (Documentation/robustness.rst, Fault
+# injection): the kernel and our modules as for check-debug, booted with the
+# slab caches of our modules marked for failslab (slub_debug=A and the list
+# FI_CACHES of selftests/faults/dccp_faults.c, the one place it is kept);
+# selftests/faults/dccp_faults in the VM, then the kmemleak scan
+# (scripts/debug-check.sh --faults), failing on any KASAN, lockdep or WARN
+# report (vm-run) or kmemleak object.  Then, pass or fail, the table of
+# failure points per operation (scripts/faults-table.sh) for robustness.rst.
+# FAULTS_ONLY=TEXT runs only the operations whose name contains TEXT
+# ("traffic": only phase 2); FAULTS_SECONDS (20), FAULTS_PERCENT (3) and
+# FAULTS_SEED (1) set phase 2; FAULTS_TIMEOUT (7200) limits the VM.
+FAULTS_CACHES	= $(shell sed -n 's/^.define FI_CACHES[[:space:]]*"\(.*\)"$$/\1/p' \
+		  selftests/faults/dccp_faults.c)
+FAULTS_OUT	= $(BUILD)/debug/faults
+FAULTS_TIMEOUT	?= 7200
+FAULTS_ENV	= DCCP_FAULTS_ONLY='$(FAULTS_ONLY)' DCCP_FAULTS_SECONDS='$(FAULTS_SECONDS)' \
+		  DCCP_FAULTS_PERCENT='$(FAULTS_PERCENT)' DCCP_FAULTS_SEED='$(FAULTS_SEED)'
+
+faults: all
+	@scripts/debug-kernel.sh
+	$(call dccp_modules,$(BUILD)/debug,,$(DEBUG_KDIR))
+	@[ -n '$(FAULTS_CACHES)' ] || { echo "faults: no FI_CACHES in dccp_faults.c" >&2; exit 1; }
+	@. $(ENV) && rc=0 && BUILD=$(BUILD)/debug \
+		VM_IMAGE=$(ROOT)/.cache/debug/$$DEBVER/image \
+		VM_KERNEL_ARGS='slub_debug=A,$(FAULTS_CACHES)' \
+		scripts/vm-run --timeout $(FAULTS_TIMEOUT) --out $(FAULTS_OUT) -- \
+		env $(FAULTS_ENV) scripts/debug-check.sh --faults || rc=$$?; \
+		echo "faults: failure points per operation ($(FAULTS_OUT)/faults.log):"; \
+		scripts/faults-table.sh $(FAULTS_OUT)/faults.log || rc=1; \
+		exit $$rc
 
 # libFuzzer on the model and trace parsers, FUZZ_SECONDS (default 30) each.
 fuzz: userspace
