@@ -4,7 +4,9 @@
 # Run inside the debug-kernel VM by `make check-debug`: every in-guest suite
 # (scripts/vm-tests.sh), the DCCP stress test for STRESS_SECONDS (default
 # 120), then a kmemleak scan.  With arguments (`make stress-debug`), only the
-# stress test runs, with those arguments, then the scan.  KASAN, lockdep and
+# stress test runs, with those arguments, then the scan.  With --faults
+# [ARGS] (`make faults`), only the fault-injection test
+# (selftests/faults/dccp_faults) runs, then the scan.  KASAN, lockdep and
 # the atomic-sleep checks report on the console, where scripts/vm-run sees
 # them.  Leaks from the boot are forgotten before the suites start; anything
 # kmemleak finds after them fails the run.  Exit 0 only if every suite exited
@@ -17,6 +19,12 @@ OUT=${VM_OUT:?run this in the VM (scripts/vm-run)}
 KMEMLEAK=/sys/kernel/debug/kmemleak
 MODULES=(dccp_diag dccp_ipv6 dccp_ipv4 dccp)
 STRESS_SECONDS=${STRESS_SECONDS:-120}
+MODE=suites
+case ${1:-} in
+--faults) MODE=faults; shift ;;
+"") ;;
+*) MODE=stress ;;
+esac
 
 [ -w "$KMEMLEAK" ] || { echo "debug-check: no $KMEMLEAK: not the debug kernel?"; exit 1; }
 # Only this run's suites count: an earlier run's results (of a suite since
@@ -42,7 +50,7 @@ scan
 echo clear >"$KMEMLEAK"
 
 STRESS_ARGS=("$@")
-if [ $# -eq 0 ]; then
+if [ "$MODE" = suites ]; then
 	# The kselftest runner gives each test 45 s, and one stress round
 	# takes longer than that on this kernel: the suite runs the shortest
 	# round, and the real stress run follows on its own.
@@ -50,10 +58,17 @@ if [ $# -eq 0 ]; then
 	"$ROOT/scripts/vm-tests.sh"
 	STRESS_ARGS=(-t "$STRESS_SECONDS")
 fi
-# Not "stress": that is the kselftest collection's result, which must count too.
-echo "== stress-long (in the VM): dccp_stress ${STRESS_ARGS[*]}"
-"$BUILD/selftests/stress/dccp_stress" "${STRESS_ARGS[@]}" 2>&1 | tee "$OUT/stress-long.log"
-echo "${PIPESTATUS[0]}" >"$OUT/stress-long.rc"
+if [ "$MODE" = faults ]; then
+	echo "== faults (in the VM): dccp_faults $*"
+	"$BUILD/selftests/faults/dccp_faults" "$@" 2>&1 | tee "$OUT/faults.log"
+	echo "${PIPESTATUS[0]}" >"$OUT/faults.rc"
+else
+	# Not "stress": that is the kselftest collection's result, which must
+	# count too.
+	echo "== stress-long (in the VM): dccp_stress ${STRESS_ARGS[*]}"
+	"$BUILD/selftests/stress/dccp_stress" "${STRESS_ARGS[@]}" 2>&1 | tee "$OUT/stress-long.log"
+	echo "${PIPESTATUS[0]}" >"$OUT/stress-long.rc"
+fi
 
 # A suite fails if it exits neither 0 nor 4 or if any of its top-level KTAP
 # results is "not ok" (the kselftest runner exits 0 either way).
@@ -64,9 +79,10 @@ for f in "$OUT"/*.rc; do
 	s=$(cat "$f")
 	bad=$(grep -cE '^not ok [0-9]+ ' "$OUT/$name.log")
 	echo "debug-check: $name exited $s, $bad results not ok"
-	# The stress run is what this boot is for: a skip of it is a failure.
-	{ [ "$s" -eq 0 ] || { [ "$s" -eq 4 ] && [ "$name" != stress-long ]; }; } &&
-		[ "$bad" -eq 0 ] || rc=1
+	# The stress or faults run is what this boot is for: a skip of it is a
+	# failure.
+	{ [ "$s" -eq 0 ] || { [ "$s" -eq 4 ] && [ "$name" != stress-long ] &&
+		[ "$name" != faults ]; }; } && [ "$bad" -eq 0 ] || rc=1
 done
 
 # Unloading frees what the modules own, so a lost reference into them shows.

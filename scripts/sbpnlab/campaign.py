@@ -70,6 +70,41 @@ def run_status(run_dir):
         return None
 
 
+class OtherLength(Exception):
+    """Complete runs in the campaign directory of another length than the
+    scenario's runs now; str() says which and what to do."""
+
+
+def check_lengths(runs, camp_dir):
+    """Raise OtherLength if a complete run of runs lasted another
+    duration_s or warmup_s than its scenario now gives: resuming would
+    pair it with runs of the new length, whose metrics spread differently
+    (an older `make demo`'s 16 s runs under the same ids as its 60 s ones
+    now).  Other settings are not compared: a run id already names the
+    variant and setting, and a scenario's text changes in ways that do not
+    matter (its description, the absolute path of a model file)."""
+    other = []
+    for r in runs:
+        try:
+            with open(os.path.join(camp_dir, r.id, "meta.json"), encoding="utf-8") as f:
+                meta = json.load(f)
+            was = meta["config"]["scenario"]
+            was = (was["duration_s"], was["warmup_s"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        now = r.config["scenario"]["duration_s"], r.config["scenario"]["warmup_s"]
+        if meta.get("status") == "complete" and was != now:
+            other.append((r.id, was, now))
+    if other:
+        rid, was, now = other[0]
+        raise OtherLength(
+            f"{camp_dir}: {len(other)} complete runs of another length than the scenario's "
+            f"(such as {rid}: {was[0]:g} s with {was[1]:g} s of warm-up, now {now[0]:g} s with "
+            f"{now[1]:g} s): a resumed campaign would pair them with runs of the new length.  "
+            "Move or remove that directory to start afresh, or name another campaign "
+            "(--campaign); --force redoes them.")
+
+
 def _fmt_s(s):
     s = int(s)
     return f"{s // 3600}h{s // 60 % 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
@@ -251,11 +286,15 @@ def run_decided(scenario, results_root, name=None, jobs=1, only=None, force=Fals
                 out=sys.stderr, settings=None, analyse=analyse_in_venv):
     """Run the scenario in rounds (sbpn-lab run --decide): the repetitions
     up to settings' min_pairs, then step at a time, up to the scenario's
-    repetitions; after each round analyse(camp_dir, scenario, last
-    repetition) says (decision.json) which comparisons are still open, and
-    the next round runs only the runs of those: whole pairs, the variant
-    and its baseline.  Stops when none is open.  Returns the failed runs
-    as run_campaign() does."""
+    repetitions; after each round but the last, analyse(camp_dir,
+    scenario, last repetition) says (decision.json) which comparisons are
+    still open, and the next round runs only the runs of those: whole
+    pairs, the variant and its baseline.  Stops when none is open.  After
+    the last round nothing is left to choose, so the last look is left to
+    the host (the report computes the decision from the runs): under TCG
+    the analysis (numpy and scipy loaded, every run's records read over
+    9p) would only delay the VM's end.  Returns the failed runs as
+    run_campaign() does."""
     from .sequential import looks
     settings = settings or scenario.decide
     name = name or scenario.name
@@ -273,12 +312,19 @@ def run_decided(scenario, results_root, name=None, jobs=1, only=None, force=Fals
               f"{prev + 1}-{cut}, {len(these)} runs", file=out, flush=True)
         failed += run_campaign(scenario, results_root, name, jobs, only, force, out,
                                runs=these, decide=settings)
+        if k == len(cutoffs):
+            print(f"campaign {name}: the last look, after repetition {cut}, is the host's: "
+                  "sbpn-lab report (or decide) computes it from the runs", file=out, flush=True)
+            break
+        t = time.monotonic()
         try:
             decision = analyse(camp_dir, scenario, cut, out=out)
         except (RuntimeError, OSError, ValueError) as e:
             print(f"campaign {name}: the analysis after round {k} failed ({e}): the "
                   "remaining rounds run in full", file=out, flush=True)
             decision = None
+        print(f"campaign {name}: the analysis after round {k} took "
+              f"{time.monotonic() - t:.0f} s", file=out, flush=True)
         want = needed(decision) if decision is not None else None
         if want is not None and not want:
             print(f"campaign {name}: every comparison stopped after repetition {cut} "
@@ -292,12 +338,15 @@ def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=Fal
                  out=sys.stderr, shard=None, runs=None, decide=None):
     """Run the scenario's runs (of shard (K, N) only, if given; the list
     runs of them, if given), jobs at once ("auto": autojobs.choose());
-    return the list of (run id, reason) that failed."""
+    return the list of (run id, reason) that failed.  OtherLength if a
+    complete run is of another length (check_lengths()), unless force."""
     name = name or scenario.name
     camp_dir = os.path.join(results_root, name)
     os.makedirs(camp_dir, exist_ok=True)
     write_index(scenario, camp_dir, name, only, shard, decide)
     runs = selected(scenario, only, shard) if runs is None else runs
+    if not force:
+        check_lengths(runs, camp_dir)
     todo = [r for r in runs
             if force or run_status(os.path.join(camp_dir, r.id)) != "complete"]
     skipped = len(runs) - len(todo)

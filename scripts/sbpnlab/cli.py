@@ -29,9 +29,9 @@ import sys
 import types
 
 from . import autojobs, resultstable
-from .campaign import (RUN_OVERHEAD_S, VENV_PYTHON, VM_SLACK_S, _fmt_s, estimate_s, matches,
-                       merge_campaigns, parse_shard, run_campaign, run_decided, run_status,
-                       selected, vm_timeout_s)
+from .campaign import (RUN_OVERHEAD_S, VENV_PYTHON, VM_SLACK_S, OtherLength, _fmt_s, estimate_s,
+                       matches, merge_campaigns, parse_shard, run_campaign, run_decided,
+                       run_status, selected, vm_timeout_s)
 from .sequential import looks as decide_looks, settings as decide_settings
 from .run import BIN
 from .scenario import ScenarioError, load
@@ -49,9 +49,10 @@ Documentation/testbed.rst).  Runs need DCCP, so they happen in the VM:
       --out results -- scripts/sbpn-lab run scripts/scenarios/demo.toml
 
 `sbpn-lab timeout` takes run's scenarios, --jobs, --only and --shard and
-prints a time limit that fits them (the whole of demo.toml, 30 runs of
-16 s one at a time, takes about 13 minutes); run --dry-run and the
-campaign's first line say how long the runs should take.
+prints a time limit that fits them (the whole of demo.toml, 39 runs of
+60 s, takes about 46 minutes one at a time, 6 eight at a time as make demo
+runs it); run --dry-run and the campaign's first line say how long the
+runs should take.
 """
 
 
@@ -238,6 +239,8 @@ def _cmd_run(args):
         except autojobs.ProbeFailed as e:
             print(f"sbpn-lab: --jobs auto: {e}", file=sys.stderr)
             return 1
+        except OtherLength as e:
+            return _bad_input(e)
     return 1 if failed else 0
 
 

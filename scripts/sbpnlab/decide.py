@@ -5,7 +5,8 @@ stands (Documentation/statistics.rst, Sequential decisions).
 Reads the campaign as the report does (report.scan, report.metrics,
 report.group: the same runs, metrics and pairs by seed), takes every
 variant of each comparison against the baseline, and for each of the
-finding's metrics (sequential.METRICS) evaluates the confidence sequence
+finding's metrics (sequential.METRICS) that the settings decide ([decide]
+metrics, all four by default) evaluates the confidence sequence
 at the looks made so far (sequential.evaluate).  Writes
 CAMPAIGN/decision.json, which `sbpn-lab run --decide` reads after each
 round to know which comparisons still need runs, and which the report
@@ -50,8 +51,10 @@ def run(args):
             index = json.load(f)
     except (OSError, ValueError):
         pass
-    path = args.scenario or index.get("scenario_file")
-    table = None
+    # the settings the campaign ran with (campaign.json, as the report
+    # takes them), unless a scenario is named
+    path = args.scenario or (None if "decide" in index else index.get("scenario_file"))
+    table = index.get("decide")
     if path and os.path.exists(path):
         try:
             table = load(path).decide
@@ -90,6 +93,43 @@ def run(args):
     return 0
 
 
+def of_campaign(rows, index, baseline=None):
+    """The decision of a campaign run with --decide, from the report's
+    metric rows and its campaign.json (index): the settings it ran with,
+    its repetitions the maximum, the looks made through its highest
+    repetition of a complete run; what `sbpn-lab decide CAMPAIGN` writes.
+    None without complete rows."""
+    if not rows:
+        return None
+    conf = sequential.settings(index.get("decide"))
+    conf["baseline"] = report.resolve(rows, baseline or conf["baseline"])
+    through = max(r["repetition"] for r in rows)
+    decision = analyse(rows, conf, index.get("repetitions") or through, through)
+    decision["campaign"] = index.get("campaign") or "campaign"
+    return decision
+
+
+def comparison_of(decision, title, baseline, variant):
+    """The decision's comparison of variant against baseline in the
+    report's comparison title, or None."""
+    return next((c for c in (decision or {}).get("comparisons", [])
+                 if (c["title"], c["baseline"], c["variant"]) == (title, baseline, variant)),
+                None)
+
+
+def verdict_text(m, status):
+    """A decided metric's verdict for the finding line: 'higher (decided:
+    +5.9..+11.4 points)' or 'no verdict by the maximum (-9.0..+13.6 points,
+    margin ±5)'."""
+    lo = "-inf" if m["lo"] is None else f"{m['lo']:+.1f}"
+    hi = "+inf" if m["hi"] is None else f"{m['hi']:+.1f}"
+    span = f"{lo}..{hi} {_unit(m['metric'])}"
+    if m["verdict"]:
+        return f"{m['verdict']} (decided: {span})"
+    when = "by the maximum" if status == "maximum" else "yet"
+    return f"no verdict {when} ({span}, margin ±{m['margin']:g})"
+
+
 def series_of(rows, baseline, variant, metric, scale):
     """[(repetition, variant - baseline)] of the pairs (same seed and
     repetition) that both have with a finite value, by repetition."""
@@ -115,6 +155,8 @@ def analyse(rows, conf, maximum, through, interval=sequential.confidence_sequenc
         for variant in (p for p in report.stats.policies(crows) if p != baseline):
             series, margins = {}, {}
             for metric, name, scale, *_ in sequential.METRICS:
+                if name not in conf["metrics"]:
+                    continue
                 s = series_of(crows, baseline, variant, metric, scale)
                 if s:
                     series[metric], margins[metric] = s, float(conf["margins"][name])
@@ -134,6 +176,7 @@ def analyse(rows, conf, maximum, through, interval=sequential.confidence_sequenc
                         for m, st in result["metrics"].items()]})
     return {"format": FORMAT, "method": METHOD, "alpha": conf["alpha"], "family": family,
             "alpha_each": alpha, "mixture": sequential.MIXTURE,
+            "metrics": [m[0] for m in sequential.METRICS if m[1] in conf["metrics"]],
             "min_pairs": conf["min_pairs"], "step": conf["step"], "maximum": maximum,
             "looks": cutoffs, "through": through, "baseline": baseline,
             "margins": conf["margins"], "comparisons": comparisons,
@@ -182,6 +225,10 @@ def lines(decision):
            f"{decision['alpha_each']:.4g} each; looks after repetitions "
            f"{', '.join(map(str, decision['looks']))}; made through repetition "
            f"{decision['through']}."]
+    decided = decision.get("metrics", [m[0] for m in sequential.METRICS])
+    if len(decided) < len(sequential.METRICS):
+        out.append("  Decided: " + ", ".join(map(_label, decided)) + "; the finding's "
+                   "other metrics are reported with their 95 % intervals, not decided.")
     for c in decision["comparisons"]:
         when = (f"stopped at look {c['look']} (repetition {c['repetition']})"
                 if c["status"] != "open" else

@@ -16,6 +16,13 @@ resample   each 30-pair campaign given (its report/runs.csv, else its runs):
            of the campaign keeps its pairs and their correlation, each
            comparison's 30-pair mean taken as the truth; as measured,
            centred to no effect, and shifted to exactly +margin.
+design     one scenario's own decision (--scenario: its [decide] table,
+           variants and repetitions, as `make demo` runs demo.toml) on
+           repetitions resampled in the same way from one campaign of the
+           same setting and run length (--campaign): how often each
+           decided metric of each comparison reaches a verdict by the
+           maximum, which, how often wrongly, and the rounds, runs and
+           waves of --jobs runs at once that it took.
 
 For each: the share of campaigns with any wrong verdict (a sign where the
 truth is 0 or the other sign, "equivalent" where |truth| >= margin), the
@@ -24,6 +31,7 @@ against the runs of the full campaign.  Reads result files only.
 """
 import csv
 import glob
+import json
 import math
 import os
 import sys
@@ -31,7 +39,7 @@ import sys
 import numpy as np
 
 from . import report, sequential
-from .scenario import setting_of
+from .scenario import ScenarioError, flow_label, load, setting_of
 from .stats import t_quantile
 
 # The standard deviations of the paired differences of our main setting's
@@ -48,10 +56,17 @@ def add_arguments(parser):
     parser.add_argument("--sims", type=int, default=2000, metavar="N",
                         help="simulated campaigns per case (default 2000)")
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
-    parser.add_argument("--part", choices=("synthetic", "resample", "all"), default="all")
+    parser.add_argument("--part", choices=("synthetic", "resample", "all", "design"),
+                        default="all", help="all: synthetic and resample; design: "
+                        "--scenario's decision on --campaign's repetitions")
     parser.add_argument("--campaign", action="append", metavar="DIR",
                         help="a 30-pair campaign to resample (repeatable; default: the "
-                        f"complete ones of {', '.join(DEFAULT_CAMPAIGNS)})")
+                        f"complete ones of {', '.join(DEFAULT_CAMPAIGNS)}); with --part "
+                        "design, the one campaign whose repetitions are drawn")
+    parser.add_argument("--scenario", metavar="FILE",
+                        help="--part design: the scenario whose decision is simulated")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="--part design: runs at once, to count waves (default 1)")
     parser.add_argument("--out", metavar="CSV", help="also write the table as CSV")
 
 
@@ -250,6 +265,214 @@ def resample(camp, conf, sims, rng, interval=sequential.confidence_sequence):
     return out
 
 
+def _design_arms(sc, conf, rows):
+    """The scenario's comparisons (each variant against the baseline) as
+    (variant name, the campaign's row label for it), and the baseline's
+    label: the campaign's rows name a variant by its name or, run before
+    names, by its policy and options."""
+    have = {r["policy"] for r in rows}
+    labels = {}
+    for spec in sc.runs(reps=1):
+        if len(spec.config["media"]) != 1:
+            raise ValueError(f"{sc.path}: one media flow, for one comparison per variant")
+        label = flow_label(spec.config["media"][0])
+        if spec.variant in have:
+            labels[spec.variant] = spec.variant
+        elif label in have:
+            labels[spec.variant] = label
+        else:
+            raise ValueError(f"the campaign has no runs of {spec.variant} ({label})")
+    base = conf["baseline"]
+    if base not in labels:
+        raise ValueError(f"the baseline {base} is not a variant of {sc.path}")
+    return [(v, labels[v]) for v in labels if v != base], labels[base]
+
+
+def design_pairs(sc, conf, camp):
+    """{variant: {metric: {repetition: difference}}} of the campaign's
+    pairs for the scenario's comparisons and decided metrics, over the
+    repetitions every one of them has.  ValueError if the campaign is not
+    of the scenario's run length, or lacks a variant."""
+    if len(sc.points()) != 1:
+        raise ValueError(f"{sc.path}: one setting (no [sweep]), for one comparison each")
+    rows = campaign_rows(camp)
+    if not rows:
+        raise ValueError(f"{camp}: no complete run")
+    if len(report.group(rows)) != 1:
+        raise ValueError(f"{camp}: more than one setting or media flow")
+    metas = sorted(glob.glob(os.path.join(camp, "*", "meta.json")))
+    if not metas:
+        raise ValueError(f"{camp}: no run directory with a meta.json")
+    with open(metas[0], encoding="utf-8") as f:
+        length = json.load(f)["config"]["scenario"]
+    want = sc.config["scenario"]
+    if (length["duration_s"], length["warmup_s"]) != (want["duration_s"], want["warmup_s"]):
+        raise ValueError(f"{camp}: runs of {length['duration_s']:g} s ({length['warmup_s']:g} "
+                         f"s warm-up), the scenario's of {want['duration_s']:g} s "
+                         f"({want['warmup_s']:g} s): the pairs' spread depends on it")
+    from .decide import series_of
+    arms, base = _design_arms(sc, conf, rows)
+    pairs = {}
+    for variant, label in arms:
+        pairs[variant] = {metric: dict(series_of(rows, base, label, metric, scale))
+                          for metric, name, scale, *_ in sequential.METRICS
+                          if name in conf["metrics"]}
+    common = set.intersection(*(set(d) for m in pairs.values() for d in m.values()))
+    if len(common) < 2:
+        raise ValueError(f"{camp}: fewer than two repetitions with every pair")
+    return {v: {m: {r: d[r] for r in sorted(common)} for m, d in ms.items()}
+            for v, ms in pairs.items()}
+
+
+def design(sc, camp, jobs, sims, rng, interval=sequential.confidence_sequence):
+    """Rows of the design part: per mode (as measured, centred, shifted
+    to +margin) one row per comparison and decided metric, and one for
+    the whole campaign (metric "all")."""
+    conf = sc.decide or sequential.settings()
+    maximum = sc.config["scenario"]["repetitions"]
+    cutoffs = sequential.looks(conf["min_pairs"], conf["step"], maximum)
+    pairs = design_pairs(sc, conf, camp)
+    margins = {m: float(conf["margins"][name]) for m, name, *_ in sequential.METRICS}
+    family = sum(len(ms) for ms in pairs.values())
+    alpha = conf["alpha"] / family
+    reps = sorted(next(iter(next(iter(pairs.values())).values())))
+    out = []
+    for mode in ("as measured", "centred: no effect", "shifted: every effect at +margin"):
+        truth, shifted = {}, {}
+        for v, ms in pairs.items():
+            for m, d in ms.items():
+                mean = sum(d.values()) / len(d)
+                shift = (0.0 if mode == "as measured" else
+                         -mean + (margins[m] if mode.startswith("shifted") else 0.0))
+                truth[v, m] = mean + shift
+                shifted[v, m] = {r: x + shift for r, x in d.items()}
+        tally = {k: {"verdict": 0, "wrong": 0, "first": 0, **{x: 0 for x in sequential.VERDICTS}}
+                 for k in truth}
+        total = {"wrong": 0, "runs": 0, "max_runs": 0, "waves": 0, "max_waves": 0,
+                 "rounds": 0, "decided": 0}
+        for _ in range(sims):
+            draw = rng.choice(reps, size=maximum).tolist()
+            stops, anywrong = [], False
+            for v, ms in pairs.items():
+                series = {m: [(k, shifted[v, m][r]) for k, r in enumerate(draw, 1)] for m in ms}
+                res = sequential.evaluate(series, cutoffs, {m: margins[m] for m in ms}, alpha,
+                                          maximum, interval)
+                stops.append(res["repetition"])
+                total["decided"] += res["status"] == "decided"
+                for m, st in res["metrics"].items():
+                    t = tally[v, m]
+                    if st["verdict"]:
+                        t["verdict"] += 1
+                        t[st["verdict"]] += 1
+                        t["first"] += st["first"]
+                    bad = sequential.wrong(st["verdict"], truth[v, m], margins[m])
+                    t["wrong"] += bad
+                    anywrong |= bad
+            runs = waves = rounds = 0
+            prev = 0
+            for cut in cutoffs:
+                still = sum(stop > prev for stop in stops)
+                if not still:
+                    break
+                n = (still + 1) * (cut - prev)        # the variants open, and the baseline
+                runs, waves, rounds = runs + n, waves + -(-n // jobs), rounds + 1
+                prev = cut
+            total["wrong"] += anywrong
+            total["runs"] += runs
+            total["waves"] += waves
+            total["rounds"] += rounds
+            total["max_runs"] = max(total["max_runs"], runs)
+            total["max_waves"] = max(total["max_waves"], waves)
+        lo, hi = wilson(total["wrong"], sims)
+        out.append({"part": "design", "mode": mode, "comparison": "all", "metric": "all",
+                    "sims": sims, "error_rate": total["wrong"] / sims, "error_lo": lo,
+                    "error_hi": hi,
+                    "decided_share": total["decided"] / (sims * len(pairs)),
+                    "rounds_mean": total["rounds"] / sims, "runs_mean": total["runs"] / sims,
+                    "runs_max": total["max_runs"], "waves_mean": total["waves"] / sims,
+                    "waves_max": total["max_waves"]})
+        for (v, m), t in tally.items():
+            lo, hi = wilson(t["verdict"], sims)
+            out.append({"part": "design", "mode": mode, "comparison": v, "metric": m,
+                        "sims": sims, "truth": truth[v, m], "verdict_share": t["verdict"] / sims,
+                        "verdict_lo": lo, "verdict_hi": hi,
+                        **{f"{x}_share": t[x] / sims for x in sequential.VERDICTS},
+                        "first_mean": t["first"] / t["verdict"] if t["verdict"] else math.nan,
+                        "wrong_share": t["wrong"] / sims})
+    return out
+
+
+def wilson(k, n, z=1.96):
+    """Wilson's 95 % score interval (lo, hi) of a share of k in n: unlike
+    p +- 1.96 sqrt(p (1 - p) / n) it does not shrink to nothing at 0 or n."""
+    p = k / n
+    mid = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, mid - half), min(1.0, mid + half)
+
+
+def design_table(rows):
+    head = ["mode", "comparison", "metric", "truth", "verdict %", "higher", "lower",
+            "equivalent", "first at", "wrong %"]
+    lines = []
+    for r in rows:
+        if r["metric"] == "all":
+            continue
+        label = next(m[4] for m in sequential.METRICS if m[0] == r["metric"])
+        lines.append([r["mode"], r["comparison"], label, f"{r['truth']:+.1f}",
+                      f"{100 * r['verdict_share']:.2f} ({100 * r['verdict_lo']:.2f}-"
+                      f"{100 * r['verdict_hi']:.2f})",
+                      *(f"{100 * r[x + '_share']:.1f}" for x in sequential.VERDICTS),
+                      "-" if math.isnan(r["first_mean"]) else f"{r['first_mean']:.1f}",
+                      f"{100 * r['wrong_share']:.2f}"])
+    out = report.aligned(head, lines) + [""]
+    head = ["mode", "campaigns", "error %", "decided %", "rounds", "runs", "max", "waves",
+            "max"]
+    lines = [[r["mode"], str(r["sims"]),
+              f"{100 * r['error_rate']:.2f} ({100 * r['error_lo']:.2f}-{100 * r['error_hi']:.2f})",
+              f"{100 * r['decided_share']:.1f}", f"{r['rounds_mean']:.2f}",
+              f"{r['runs_mean']:.1f}", str(r["runs_max"]), f"{r['waves_mean']:.2f}",
+              str(r["waves_max"])] for r in rows if r["metric"] == "all"]
+    return out + report.aligned(head, lines)
+
+
+def run_design(args, rng):
+    if not args.scenario or not args.campaign or len(args.campaign) != 1:
+        print("sbpn-lab decide-sim: --part design: give --scenario and one --campaign",
+              file=sys.stderr)
+        return 2
+    if args.jobs < 1:
+        print("sbpn-lab decide-sim: --jobs: expected a number >= 1", file=sys.stderr)
+        return 2
+    try:
+        sc = load(args.scenario)
+        rows = design(sc, args.campaign[0], args.jobs, args.sims, rng)
+    except (ScenarioError, ValueError, OSError) as e:
+        print(f"sbpn-lab decide-sim: {e}", file=sys.stderr)
+        return 2
+    conf = sc.decide or sequential.settings()
+    maximum = sc.config["scenario"]["repetitions"]
+    family = sum(r["metric"] != "all" for r in rows if r["mode"] == rows[0]["mode"])
+    print(f"{sc.name}'s decision ({args.scenario}): alpha {conf['alpha']:g} over "
+          f"{family} metrics x comparisons, looks "
+          "after repetitions " + ", ".join(map(str, sequential.looks(
+              conf["min_pairs"], conf["step"], maximum))) + f", margins {conf['margins']}; "
+          f"repetitions drawn with replacement from {args.campaign[0]}; {args.sims} "
+          f"campaigns per mode, seed {args.seed}, waves of {args.jobs} runs at once.  "
+          "verdict: comparisons whose metric had one by the maximum (95 % interval), of which "
+          "higher, lower, equivalent (%); first at: the mean repetition of the first "
+          "verdict; wrong: verdicts that contradict the truth (the campaign's mean, "
+          "shifted as the mode says); error: campaigns with any wrong verdict (95 % interval); "
+          "decided: "
+          "comparisons that stopped with every verdict; rounds, runs, waves (ceil(runs of "
+          "a round / jobs), summed): per campaign, mean and maximum")
+    for line in design_table(rows):
+        print(line)
+    if args.out:
+        report.write_csv(args.out, rows)
+    return 0
+
+
 def table(rows):
     head = ["part", "case", "campaigns", "error %", "per comparison %", "decided %",
             "runs", "of", "saved %"]
@@ -265,8 +488,10 @@ def run(args):
     if args.sims < 1:
         print("sbpn-lab decide-sim: --sims: expected a number >= 1", file=sys.stderr)
         return 2
-    conf = sequential.settings()
     rng = np.random.default_rng(args.seed)
+    if args.part == "design":
+        return run_design(args, rng)
+    conf = sequential.settings()
     rows = []
     if args.part in ("synthetic", "all"):
         rows += synthetic(conf, args.sims, rng)

@@ -105,8 +105,14 @@ def run(args):
     rows = metrics(runs, args.jitter_buffer_ms / 1000, unusable)
     comparisons = group(rows)
     text, md, long_rows, figures = [], [], [], []
-    baseline, pairs = findings(rows, read_index(args.results_dir), args.baseline,
-                               args.headline)
+    index = read_index(args.results_dir)
+    baseline, pairs = findings(rows, index, args.baseline, args.headline)
+    # A campaign run with --decide (while campaign.json still has "decide":
+    # resumed with --no-decide it runs every repetition): its sequential
+    # decision, computed from these rows as `sbpn-lab decide` does, with
+    # the settings it ran with; the runner leaves the last look to it.
+    from . import decide
+    decision = decide.of_campaign(rows, index) if "decide" in index else None
     labels = {r["policy"]: r["label"] for r in rows}
     try:
         reference = {}
@@ -124,16 +130,11 @@ def run(args):
         return 2
     for key, crows in comparisons.items():
         for base, variant in pairs:
-            lines = headline(crows, base, variant, key_title(key), reference.get(variant))
+            lines = headline(crows, base, variant, key_title(key), reference.get(variant),
+                             decide.comparison_of(decision, key_title(key), base, variant))
             text += lines + ([""] if lines else [])
             md += lines + ([""] if lines else [])
-    # A campaign run with --decide: when and why each comparison stopped
-    # (decision.json, sbpnlab.decide), and its runs never made for it.
-    # Only while campaign.json still has "decide": resumed with --no-decide
-    # it runs every repetition, and an old decision.json no longer says
-    # why a run is missing.
-    from . import decide
-    decision = decide.read(args.results_dir) if decided(args.results_dir) else None
+    # when and why each comparison stopped, and its runs never made for it
     if decision is not None:
         lines = decide.lines(decision)
         text += lines + [""]
@@ -194,7 +195,10 @@ def run(args):
     write(out, "summary.md", "\n".join(md) + "\n")
     write_csv(os.path.join(out, "summary.csv"), long_rows)
     write_csv(os.path.join(out, "runs.csv"), [flat(r) for r in rows])
+    if decision is not None:
+        write(out, decide.FILE, json.dumps(decision, indent=1) + "\n")
     print(f"\nwritten: {out}/summary.txt, summary.md, summary.csv, runs.csv"
+          + (f", {decide.FILE}" if decision is not None else "")
           + (f", {len(figures)} figures in figures/" if figures else ""))
     return 0 if comparisons else 1
 
@@ -513,15 +517,19 @@ def provenance(runs):
             f" ({len(runs)} runs).")
 
 
-def headline(rows, baseline, policy, title, reference=None):
+def headline(rows, baseline, policy, title, reference=None, decided=None):
     """The report's first lines: policy against baseline, paired by seed,
     for each HEADLINE metric and then each QUALITY_HEADLINE one the runs
     have, and whether each interval allows a conclusion; then the
-    reference campaign's numbers, if given."""
+    reference campaign's numbers, if given.  decided: the comparison's
+    sequential decision (decide.comparison_of()), whose verdicts replace
+    those of the 95 % intervals for the metrics it decides: after a
+    sequential design those intervals are descriptive only."""
     have = {r["policy"] for r in rows}
     if baseline not in have or policy not in have or policy == baseline:
         return []
     found, verdicts, n = [], [], 0
+    by_decision = {m["metric"]: m for m in (decided or {}).get("metrics", [])}
     for metric, scale, unit, what, decimals in finding_metrics():
         s = (stats.paired_policies(rows, baseline, policy, metric)
              if all(metric in r for r in rows) else stats.summary([]))
@@ -529,7 +537,11 @@ def headline(rows, baseline, policy, title, reference=None):
             continue
         n = max(n, s["n"])
         found.append(f"{signed(s, scale, decimals)} {unit} of {what}")
-        verdicts.append(f"{what}: {verdict(s)}")
+        if metric in by_decision:
+            from .decide import verdict_text
+            verdicts.append(f"{what}: {verdict_text(by_decision[metric], decided['status'])}")
+        else:
+            verdicts.append(f"{what}: {verdict(s)}")
     if not found:
         return []
     lines = [f"Finding ({title}): {policy} against {baseline}, {n} runs of each paired by "
@@ -587,16 +599,6 @@ def stalled_runs(rows):
     where no run has a CCID3 log."""
     known = [r["stall"] for r in rows if math.isfinite(r.get("stall", math.nan))]
     return str(sum(v >= STALLED for v in known)) if known else "-"
-
-
-def decided(campaign_dir):
-    """Whether the campaign was last run with --decide (campaign.json has
-    "decide")."""
-    try:
-        with open(os.path.join(campaign_dir, "campaign.json"), encoding="utf-8") as f:
-            return "decide" in json.load(f)
-    except (OSError, ValueError, TypeError):
-        return False
 
 
 def main_table(by_policy, summaries):

@@ -562,9 +562,10 @@ def _check_comparisons(c, s, variants):
 
 
 def _check_decide(c, d):
-    """The [decide] table (sbpn-lab run --decide): rounds and margins."""
+    """The [decide] table (sbpn-lab run --decide): rounds, the metrics
+    decided and their margins."""
     k = ("decide",)
-    c.table(d, k, {"enabled", "min_pairs", "step", "alpha", "baseline", "margins"})
+    c.table(d, k, {"enabled", "min_pairs", "step", "alpha", "baseline", "metrics", "margins"})
     out = {
         "enabled": c.boolean(d, k + ("enabled",), True),
         "min_pairs": c.number(d, k + ("min_pairs",), sequential.DEFAULTS["min_pairs"], 2,
@@ -574,6 +575,14 @@ def _check_decide(c, d):
         "alpha": c.number(d, k + ("alpha",), sequential.DEFAULTS["alpha"], 0.0001, 0.5),
         "baseline": c.string(d, k + ("baseline",), sequential.DEFAULTS["baseline"]),
     }
+    if "metrics" in d:
+        names = d["metrics"]
+        if (not isinstance(names, list) or not names or len(set(map(str, names))) != len(names)
+                or not all(isinstance(n, str) and n in sequential.MARGIN_KEYS for n in names)):
+            c.fail(k + ("metrics",), "a list of distinct metrics out of "
+                   + ", ".join(f'"{n}"' for n in sequential.MARGIN_KEYS), names)
+        # in METRICS' order, as decision.json and the report list them
+        out["metrics"] = [n for n in sequential.MARGIN_KEYS if n in names]
     margins = c.table(d.get("margins", {}), k + ("margins",), set(sequential.MARGIN_KEYS))
     out["margins"] = {name: c.number(margins, k + ("margins", name), None, 1e-9, 1e9)
                       for name in margins}

@@ -32,8 +32,10 @@ MARGIN_KEYS = {m[1]: m[0] for m in METRICS}
 # is N(0, 1/c).  c = 1 gives the narrowest intervals from about 15 to 30
 # pairs at the Bonferroni levels of our campaigns (statistics.rst).
 MIXTURE = 1.0
+# "metrics": the keys of those decided; the others stay in the finding,
+# reported with their fixed-sample intervals ([decide] metrics).
 DEFAULTS = {"min_pairs": 20, "step": 5, "alpha": 0.05, "baseline": "simple",
-            "margins": {m[1]: m[5] for m in METRICS}}
+            "metrics": [m[1] for m in METRICS], "margins": {m[1]: m[5] for m in METRICS}}
 VERDICTS = ("higher", "lower", "equivalent")
 
 

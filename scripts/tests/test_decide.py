@@ -193,6 +193,30 @@ def analyse_pairs_and_family():
     json.dumps(d)           # decision.json must hold it
 
 
+@test
+def analyse_decides_the_metrics_asked():
+    """[decide] metrics: the others are neither in the family (alpha is
+    shared by those decided) nor in the comparisons' verdicts, and the
+    text says which are decided."""
+    rng = random.Random(4)
+    rows = rows_of([0.10 + rng.gauss(0, 0.02) for _ in range(12)])
+    d = decide.analyse(rows, sequential.settings({"min_pairs": 12,
+                                                  "metrics": ["audio", "frames"]}), 12, 12)
+    (c,) = d["comparisons"]
+    check(d["family"] == 2 and abs(d["alpha_each"] - 0.025) < 1e-12 and
+          [m["metric"] for m in c["metrics"]] == ["audio.on_time_frac",
+                                                  "video.frames_on_time_frac"] and
+          d["metrics"] == ["audio.on_time_frac", "video.frames_on_time_frac"],
+          f"family {d['family']}, {[m['metric'] for m in c['metrics']]}")
+    text = "\n".join(decide.lines(d))
+    check("Decided: audio on time, whole video frames on time; the finding's other metrics "
+          "are reported" in text and "video on time:" not in text, text)
+    n, mean, lo, hi = sequential.confidence_sequence(
+        [x for _, x in decide.series_of(rows, "simple", "sbpn2+fw", "audio.on_time_frac",
+                                        100)], 0.025)
+    check(abs(c["metrics"][0]["lo"] - lo) < 1e-9, "alpha split over the two metrics only")
+
+
 def scenario_file(extra=""):
     path = os.path.join(TMP, "decide.toml")
     with open(path, "w") as f:
@@ -219,8 +243,16 @@ def decide_table():
     check(sc.decide["min_pairs"] == 6 and sc.decide["margins"]["frames"] == 4 and
           sc.decide["margins"]["audio"] == 2.0 and sc.decide["enabled"], f"{sc.decide}")
     check(load(scenario_file()).decide is None, "no table, no decision")
+    check(sc.decide["metrics"] == ["audio", "video", "frames", "tcp_kbps"],
+          f"every metric decided by default: {sc.decide['metrics']}")
+    sc = load(scenario_file('[decide]\nmetrics = ["frames", "audio"]\n'))
+    check(sc.decide["metrics"] == ["audio", "frames"], f"metrics in METRICS' order: "
+          f"{sc.decide['metrics']}")
     for bad in ('[decide]\nstep = 0\n', '[decide]\nwhat = 1\n',
-                '[decide.margins]\naudio_pp = 1\n', '[decide.margins]\naudio = -1\n'):
+                '[decide.margins]\naudio_pp = 1\n', '[decide.margins]\naudio = -1\n',
+                '[decide]\nmetrics = []\n', '[decide]\nmetrics = ["audio", "audio"]\n',
+                '[decide]\nmetrics = ["sound"]\n', '[decide]\nmetrics = "audio"\n',
+                '[decide]\nmetrics = [["audio"]]\n'):
         try:
             load(scenario_file(bad))
         except ScenarioError:
@@ -300,7 +332,10 @@ def rounds_run_whole_pairs_and_stop():
 
     # The fake analysis: at rtt 30 sbpn2 decides after the first look,
     # sbpn2+fw after the second; at rtt 80 both stay open to the end.
+    looked = []
+
     def fake_analyse(camp_dir, scenario, through, out):
+        looked.append(through)
         comps = []
         for rtt in ("30", "80"):
             for variant, stop in (("sbpn2", 10), ("sbpn2+fw", 15)):
@@ -318,6 +353,10 @@ def rounds_run_whole_pairs_and_stop():
         failed = campaign.run_decided(sc, results, jobs=1, out=out,
                                       settings=sc.decide, analyse=fake_analyse)
         check(not failed, f"failed {failed}")
+        # rtt 80 stays open to the maximum: its last look is the host's
+        check(looked == [10, 15], f"analysed after {looked}, want [10, 15] (not 20)")
+        check("the last look, after repetition 20, is the host's" in out.getvalue() and
+              "the analysis after round 2 took" in out.getvalue(), out.getvalue()[-500:])
         reps = {}
         for rid in made:
             reps.setdefault(rid.rsplit(",rep=", 1)[0], []).append(int(rid.rsplit("=", 1)[1]))
@@ -345,6 +384,98 @@ def rounds_run_whole_pairs_and_stop():
         check(made and max(int(r.rsplit("=", 1)[1]) for r in made) == 10, "stop after 10")
     finally:
         campaign.execute = real
+
+
+def design_campaign(name, audio, frames, duration=10, reps=20):
+    """A campaign directory for decide-sim --part design: report/runs.csv
+    with simple and best at one setting, best's differences audio(rep) and
+    frames(rep) (points), and one run directory whose meta.json gives the
+    runs' length."""
+    camp = os.path.join(TMP, name)
+    rows = []
+    for rep in range(1, reps + 1):
+        for policy in ("simple", "best"):
+            up = policy == "best"
+            rows.append({"run": f"{policy},rep={rep:02d}", "scenario": "d", "policy": policy,
+                         "flow": "call", "seed": rep, "repetition": rep,
+                         "audio.on_time_frac": 0.5 + up * audio(rep) / 100,
+                         "video.on_time_frac": 0.5,
+                         "video.frames_on_time_frac": 0.5 + up * frames(rep) / 100,
+                         "tcp.goodput_kbps": 600.0})
+    os.makedirs(os.path.join(camp, "report"))
+    report.write_csv(os.path.join(camp, "report", "runs.csv"), rows)
+    os.makedirs(os.path.join(camp, "simple,rep=01"))
+    with open(os.path.join(camp, "simple,rep=01", "meta.json"), "w") as f:
+        json.dump({"config": {"scenario": {"duration_s": duration, "warmup_s": 3}}}, f)
+    return camp
+
+
+@test
+def design_simulation():
+    """decide-sim --part design: the scenario's own looks, metrics and
+    variants on repetitions drawn from a campaign; the runs, waves and
+    rounds its rounds take; refused on runs of another length."""
+    path = os.path.join(TMP, "design.toml")
+    with open(path, "w") as f:
+        f.write("""[scenario]
+name = "d"
+duration_s = 10
+repetitions = 8
+[link]
+rate = "1mbit"
+[[media]]
+name = "call"
+[[variant]]
+name = "simple"
+policy = "simple"
+[[variant]]
+name = "best"
+policy = "sbpn2"
+frame = true
+[decide]
+min_pairs = 4
+step = 2
+metrics = ["audio", "frames"]
+""")
+    sc = load(path)
+    rng = decidesim.np.random.default_rng(1)
+    # every pair the same: both verdicts at the second look, in every mode
+    # (4 pairs bound nothing at alpha 0.05 / 2), so the runs of repetitions
+    # 1-4 and 5-6: 2 arms x 6 = 12 runs, ceil(8 / 3) + ceil(4 / 3) = 5 waves
+    camp = design_campaign("same", lambda r: 10.0, lambda r: 0.0)
+    rows = decidesim.design(sc, camp, 3, 50, rng)
+    total = {r["mode"]: r for r in rows if r["metric"] == "all"}
+    check(all(t["runs_mean"] == 12 and t["waves_mean"] == 5 and t["rounds_mean"] == 2 and
+              t["error_rate"] == 0 and t["decided_share"] == 1 for t in total.values()),
+          f"decided at 6: {total}")
+    got = {(r["mode"], r["metric"]): r for r in rows if r["metric"] != "all"}
+    check(got["as measured", "audio.on_time_frac"]["higher_share"] == 1 and
+          got["as measured", "video.frames_on_time_frac"]["equivalent_share"] == 1 and
+          got["centred: no effect", "audio.on_time_frac"]["equivalent_share"] == 1 and
+          got["shifted: every effect at +margin", "video.frames_on_time_frac"]["truth"] == 5,
+          str(got))
+    check(len(got) == 6 and {r["comparison"] for r in rows} == {"best", "all"},
+          "one comparison, two metrics decided, three modes")
+    # frames spread far beyond what 8 pairs resolve: every round runs in
+    # nearly every draw (8 + 4 + 4 runs, 3 + 2 + 2 waves)
+    camp = design_campaign("spread", lambda r: 10.0, lambda r: (r - 10.5) * 8.0)
+    rows = decidesim.design(sc, camp, 3, 50, rng)
+    t = next(r for r in rows if r["metric"] == "all")
+    check(t["runs_max"] == 16 and t["waves_max"] == 7 and t["runs_mean"] > 15 and
+          t["decided_share"] < 0.1, f"{t}")
+    # both tables print: the design's, and the other parts' beside it
+    text = "\n".join(decidesim.design_table(rows) + decidesim.table(decidesim.synthetic(
+        sequential.settings(), 3, rng, cases=decidesim.synthetic_cases()[:1])))
+    check("whole video frames on time" in text and "no effect, normal" in text and
+          "±" in text, text)
+    try:
+        decidesim.design(sc, design_campaign("short", lambda r: 1, lambda r: 1, duration=16),
+                         1, 5, rng)
+        err = None
+    except ValueError as e:
+        err = str(e)
+    check(err is not None and "runs of 16 s" in err and "the scenario's of 10 s" in err,
+          f"another run length: {err}")
 
 
 @test

@@ -12,7 +12,9 @@ schedules to the planned changes; the CLI must exit 2 on bad input; and
 with a ScenarioError, never another exception (a property-based test).
 Needs no root and no VM.  Exit 0 all passed, 1 a test failed.
 """
+import contextlib
 import glob
+import io
 import json
 import os
 import random
@@ -393,6 +395,63 @@ def campaign_resumes(tmp, good):
           "11 already complete, 1 to do" in text2, text2[:300])
 
 
+def campaign_refuses_another_length(tmp, good):
+    """A complete run of another length than the scenario's now (an older
+    make demo's 16 s runs under the ids of its 60 s ones) is not resumed as
+    if it were one of them: run_campaign refuses before running anything,
+    and `sbpn-lab run` exits 2 naming what to do; runs of the same length
+    resume, and --force redoes the others."""
+    sc, calls, real = load(good), [], campaign.execute
+    out = os.path.join(tmp, "lengths")
+
+    def fake(spec, run_dir, slot, name, jobs=1):
+        calls.append(spec.id)
+        os.makedirs(run_dir, exist_ok=True)
+        with open(os.path.join(run_dir, "meta.json"), "w", encoding="utf-8") as f:
+            json.dump({"status": "complete", "config": spec.config}, f)
+        return {"status": "complete", "reason": None}
+
+    campaign.execute = fake
+    try:
+        campaign.run_campaign(sc, out, out=tempfile.TemporaryFile("w+"))
+        calls.clear()
+        log = tempfile.TemporaryFile("w+")
+        campaign.run_campaign(sc, out, out=log)
+        log.seek(0)
+        check("campaign: complete runs of the scenario's length resume",
+              calls == [] and "12 already complete, 0 to do" in log.read())
+        rid = sc.runs()[3].id
+        meta_path = os.path.join(out, sc.name, rid, "meta.json")
+        with open(meta_path, encoding="utf-8") as f:
+            meta = json.load(f)
+        meta["config"]["scenario"]["duration_s"] = 16
+        with open(meta_path, "w", encoding="utf-8") as f:
+            json.dump(meta, f)
+        try:
+            campaign.run_campaign(sc, out, out=tempfile.TemporaryFile("w+"))
+            err = None
+        except campaign.OtherLength as e:
+            err = str(e)
+        check("campaign: a complete run of another length is refused, nothing run",
+              err is not None and calls == [] and f"such as {rid}: 16 s" in err and
+              "now 10 s" in err, str(err))
+        from sbpnlab import cli as cli_mod
+        env, err = cli_mod._check_environment, io.StringIO()
+        cli_mod._check_environment = lambda *a: None      # as in the VM
+        try:
+            with contextlib.redirect_stderr(err):
+                rc = cli_mod.main(["run", good, "--results", out])
+        finally:
+            cli_mod._check_environment = env
+        check("sbpn-lab run: exit 2, saying what to do", rc == 2 and calls == [] and
+              "another length" in err.getvalue() and "--campaign" in err.getvalue(),
+              f"{rc} {err.getvalue()[-300:]}")
+        campaign.run_campaign(sc, out, force=True, out=tempfile.TemporaryFile("w+"))
+        check("campaign: --force redoes them", rid in calls, str(calls))
+    finally:
+        campaign.execute = real
+
+
 def fake_complete_run(run_dir):
     """What campaign.execute() leaves of a run that completed, and returns."""
     os.makedirs(run_dir, exist_ok=True)
@@ -617,7 +676,7 @@ def timeouts(cli, good, tmp):
     # the documented commands: each finishes within its timeout
     demo = os.path.join(SCRIPTS, "scenarios", "demo.toml")
     rc, got, err = timeout(demo)
-    est = len(load(demo).runs()) * (16 + campaign.RUN_OVERHEAD_S)
+    est = len(load(demo).runs()) * (60 + campaign.RUN_OVERHEAD_S)
     check("sbpn-lab timeout of all of demo.toml at --jobs 1 allows its runs' time",
           rc == 0 and got >= 2 * est, f"{rc} {got} {err}")
     env = dict(os.environ, VM_TIMEOUT="600")
@@ -630,7 +689,7 @@ def timeouts(cli, good, tmp):
     p = subprocess.run(cli + ["run", demo, "--results", tmp, "--dry-run"],
                        capture_output=True, text=True, env=env)
     check("... and not when it is the one sbpn-lab timeout gives",
-          "warning" not in p.stderr and "about 13m00s at --jobs 1" in p.stderr,
+          "warning" not in p.stderr and "about 45m30s at --jobs 1" in p.stderr,
           p.stderr[-400:])
 
 
@@ -652,8 +711,10 @@ OLD_CAMPAIGNS = [
     ("voice-square.toml", None,
      [f"policy={v},rep={r:02d}" for r in range(1, 31) for v in
       ("simple,size_pacing=False", "simple,size_pacing=True", "udp,size_pacing=False")]),
-    # make demo before its variants: DEMO_ONLY's three
-    ("demo.toml", None, [f"{v},rep={r:02d}" for r in range(1, 11) for v in RFC3]),
+    # make demo before its variants: DEMO_ONLY's three (then 10
+    # repetitions of 16 s, now 13 of 60 s: the ids are the same, and
+    # check_lengths() keeps the old runs from being resumed as new ones)
+    ("demo.toml", None, [f"{v},rep={r:02d}" for r in range(1, 14) for v in RFC3]),
     # keyframe-tcp-rtt80-q5: SIMPLE with the receiver's key-frame loop,
     # SBPN2 and best with it alone and with receiver + notice
     ("keyframe-tcp-rtt80-q5.toml", None,
@@ -686,8 +747,10 @@ def counts(tmp, cli, scenario, only=None):
                         text=True)
     listed = re.search(rf"^{re.escape(os.path.basename(scenario))}\s+\S+\s+(\d+) runs",
                        ls.stdout, re.M)
-    dry = subprocess.run(cli + ["run", scenario, "--dry-run", "--results", tmp] + argv,
-                         capture_output=True, text=True).stdout.splitlines()
+    # a run per line; a scenario that decides says so first
+    dry = [x for x in subprocess.run(cli + ["run", scenario, "--dry-run", "--results", tmp]
+                                     + argv, capture_output=True, text=True).stdout.splitlines()
+           if "\t" in x]
     tm = subprocess.run(cli + ["timeout", scenario] + argv, capture_output=True, text=True)
     timed = re.search(r"timeout: (\d+) runs", tm.stderr)
     d = tempfile.mkdtemp(dir=tmp)
@@ -781,8 +844,8 @@ def shipped_variants(tmp, cli):
     from sbpnlab.cli import EPILOG
     n, dry, index, _ = counts(tmp, cli, demo)
     check("demo.toml: list, run --dry-run, timeout, campaign.json and the --help state "
-          "the same count, 30", n == (30, 30, 30, 30) and dry == index and
-          "demo.toml, 30 runs of" in EPILOG, f"{n} {EPILOG[-300:]}")
+          "the same count, 39", n == (39, 39, 39, 39) and dry == index and
+          "demo.toml, 39 runs of" in EPILOG, f"{n} {EPILOG[-300:]}")
     for name, only, want in OLD_CAMPAIGNS:
         try:
             got = [r.id for r in campaign.selected(
@@ -891,6 +954,7 @@ def main():
         check("run id names parameters and repetition",
               runs[0].id == "policy=simple,rtt_ms=30,rep=01", runs[0].id)
         campaign_resumes(tmp, good)
+        campaign_refuses_another_length(tmp, good)
         campaign_shards_merge(tmp, good)
         jobs_auto(tmp, good)
         seeds = {(r.rep, r.seed) for r in runs}

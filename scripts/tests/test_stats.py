@@ -29,7 +29,7 @@ sys.path.insert(0, SCRIPTS)
 import ktap  # noqa: E402 - beside this file
 try:
     import numpy as np
-    from sbpnlab import compare, report, stats
+    from sbpnlab import compare, decide, report, stats
 except ImportError as e:
     print(f"Bail out! {e}: run scripts/venv.sh, then .venv/bin/python {sys.argv[0]}")
     sys.exit(1)
@@ -656,6 +656,46 @@ def headline_states_what_intervals_allow():
 
 
 @test
+def headline_takes_the_decision():
+    """In a campaign that decides, the finding's verdict of each metric
+    decided is the sequential decision's (after a sequential design the
+    95 % intervals are descriptive only); the other metrics keep what
+    their intervals allow, and the reference line stays."""
+    rows = []
+    for i in range(10):
+        base = {"audio.on_time_frac": 0.8, "video.on_time_frac": 0.6,
+                "tcp.goodput_kbps": 600.0 + i}
+        rows.append({"policy": "simple", "key": (i, 1), **base})
+        rows.append({"policy": "sbpn2", "key": (i, 1), "audio.on_time_frac": 0.9,
+                     "video.on_time_frac": 0.6 + (0.03 if i % 2 else -0.01),
+                     "tcp.goodput_kbps": 550.0 + i})
+    decided = {"status": "maximum", "metrics": [
+        {"metric": "audio.on_time_frac", "verdict": "higher", "lo": 4.1, "hi": 15.9,
+         "margin": 2.0, "mean": 10.0, "n": 10, "first": 10},
+        {"metric": "video.on_time_frac", "verdict": None, "lo": -7.0, "hi": None,
+         "margin": 5.0, "mean": 1.0, "n": 10, "first": None}]}
+    ref = os.path.join(TMP, "reference-decided.csv")
+    with open(ref, "w", newline="") as f:
+        w = csv.DictWriter(f, ["comparison", "policy", "metric", "n", "mean", "ci95"])
+        w.writeheader()
+        w.writerow({"comparison": "x", "policy": "sbpn2", "metric": "paired_audio.on_time_frac",
+                    "n": 30, "mean": 0.073, "ci95": 0.011})
+    lines = report.headline(rows, "simple", "sbpn2", "t", report.read_reference(ref, "sbpn2"),
+                            decided)
+    check("audio on time: higher (decided: +4.1..+15.9 points)" in lines[1] and
+          "video on time: no verdict by the maximum (-7.0..+inf points, margin ±5)" in lines[1]
+          and "competing TCP goodput: lower (the interval is below 0)" in lines[1],
+          f"verdicts: {lines}")
+    check("+10.0 ±0.0 points of audio on time" in lines[0] and
+          lines[2].startswith("  Reference (reference-decided.csv, 30 pairs)"),
+          f"numbers and reference: {lines}")
+    open_ = dict(decided, status="open")
+    check("video on time: no verdict yet (" in report.headline(rows, "simple", "sbpn2", "t",
+                                                               None, open_)[1],
+          "an open comparison's metric has no verdict yet")
+
+
+@test
 def headline_adds_freezes_and_voice_mos():
     # Ten seeds with the quality metrics: sbpn2 freezes 0.30 s/min less in
     # every pair (-0.30 ±0.00: lower) and its voice MOS is +0.20 and -0.10
@@ -774,23 +814,45 @@ def report_refuses_newer_format():
 
 @test
 def report_decision_only_while_decided():
-    """decision.json says why runs are missing only while campaign.json has
-    "decide": a campaign resumed with --no-decide loses it, and its
-    missing runs are plain "not run" again."""
+    """The report computes the sequential decision of a campaign, and says
+    why runs are missing, only while campaign.json has "decide": a
+    campaign resumed with --no-decide loses it, and its missing runs are
+    plain "not run" again.  The decision is the one `sbpn-lab decide`
+    writes, with the settings campaign.json holds (one metric here),
+    whatever an older decision.json says; the report writes it beside its
+    tables, and the finding takes its verdict."""
     camp = os.path.join(TMP, "undecided")
     shutil.copytree(campaign(), camp)
-    decision = {"campaign": "undecided", "method": "Lai", "alpha": 0.05, "family": 1,
-                "alpha_each": 0.05, "looks": [2], "through": 2, "comparisons": []}
+    stale = {"campaign": "undecided", "method": "Lai", "alpha": 0.05, "family": 1,
+             "alpha_each": 0.05, "looks": [2], "through": 2, "comparisons": []}
     with open(os.path.join(camp, "decision.json"), "w") as f:
-        json.dump(decision, f)
+        json.dump(stale, f)
     runs = sorted(d for d in os.listdir(camp) if d.startswith("policy=")) + ["policy=prio,rep=09"]
     for decided in (True, False):
+        index = {"runs": runs, "repetitions": 9,
+                 **({"decide": {"min_pairs": 2, "metrics": ["audio"]}} if decided else {})}
         with open(os.path.join(camp, "campaign.json"), "w") as f:
-            json.dump({"runs": runs, **({"decide": {"min_pairs": 2}} if decided else {})}, f)
-        rc, text, err = run_report(camp, "--no-figures", "--out", os.path.join(camp, f"r{decided}"))
+            json.dump(index, f)
+        out = os.path.join(camp, f"r{decided}")
+        rc, text, err = run_report(camp, "--no-figures", "--headline", "prio", "--out", out)
         check(rc == 0, f"rc {rc}: {err}")
         check(("Sequential decision" in text) == decided and
               ("stopped early" in text) == decided, f"decide {decided}:\n{text}")
+        finding = text.splitlines()[1]
+        check(("audio on time: " in finding and "(decided: " in finding or
+               "no verdict yet (" in finding) == decided and
+              "video on time: cannot tell (the interval" in finding, finding)
+        path = os.path.join(out, "decision.json")
+        check(os.path.exists(path) == decided, f"{path}: {os.path.exists(path)}")
+        if decided:
+            with open(path) as f:
+                written = json.load(f)
+            rows = report.metrics(report.scan(camp, out)[0], 0.04, [])
+            want = json.loads(json.dumps(decide.of_campaign(rows, index)))
+            (c,) = written["comparisons"]
+            check(written == want and written["family"] == 1 and c["variant"] == "prio" and
+                  written["looks"] == [2, 7, 9] and c["repetition"] == 2,
+                  f"{written}")
 
 
 @test
