@@ -383,8 +383,8 @@ def main(argv=None):
                         "with the same scenarios and options needs: twice its estimated "
                         "wall time and 10 minutes (on the host)",
                         description="Print the seconds that scripts/vm-run --timeout needs "
-                        "for `sbpn-lab run` with the same scenarios, --jobs, --only and "
-                        f"--shard: twice the estimate (each run its duration_s and "
+                        "for `sbpn-lab run` with the same scenarios, --jobs, --only, "
+                        f"--shard and --campaign: twice the estimate (each run its duration_s and "
                         f"{RUN_OVERHEAD_S} s, ceil(runs / jobs) after one another; "
                         f"auto as 1 and its probe) and {VM_SLACK_S} s for the boot.  The "
                         "estimate goes to stderr.",
@@ -393,6 +393,8 @@ def main(argv=None):
     tm.add_argument("--jobs", default="1", metavar="N|auto", help="as for run (default 1)")
     tm.add_argument("--only", metavar="REGEX", help="as for run")
     tm.add_argument("--shard", metavar="K/N", help="as for run")
+    tm.add_argument("--campaign", help="as for run: names the directory only, so the limit "
+                    "is the same with or without it")
     tm.set_defaults(func=_cmd_timeout)
     mg = sub.add_parser("merge", help="merge the campaign directories of shards (run "
                         "--shard) into one")
