@@ -20,6 +20,9 @@
 #   make friendliness  CCID 3's TCP-friendliness: normalised throughput (VM)
 #   make vm CMD=... run a command in the VM (e.g. CMD="scripts/modules.sh status")
 #   make style      checkpatch.pl --strict on kernel/ and patches/
+#   make series-each every prefix of the series (patches/fixes, core,
+#                   optional) builds on each target with W=1 and is
+#                   checkpatch clean; about 10 min per target
 #   make venv       .venv with the analysis' pinned Python packages
 #   make load       replace the running kernel's DCCP modules with ours
 #   make unload     restore the stock DCCP modules
@@ -58,7 +61,7 @@ export KVER BUILD ABI
 
 .PHONY: all inputs modules headers userspace selftests check check-host check-vm demo \
 	reproduce bench \
-	friendliness friendliness-v2-modules check-debug stress stress-debug faults fuzz style \
+	friendliness friendliness-v2-modules check-debug stress stress-debug faults fuzz style series-each \
 	venv vm load unload clean host-deps-check dkms-deb dkms-install-check dkms-vm dkms-check
 
 all: modules headers userspace selftests
@@ -195,20 +198,23 @@ bench: inputs
 # The TCP-friendliness benchmark (Documentation/testbed.rst): a greedy DCCP
 # sender against 1, 2 or 4 Reno flows, scripts/scenarios/friendliness-*.toml,
 # the cells picked by FR_CELLS, 10 runs of 40 s each: SIMPLE and SBPN2 with
-# size pacing off (unmodified CCID 3) and on (patch 34) over our modules, in
+# size pacing off (unmodified CCID 3) and on ("dccp: ccid3: optionally space
+# packets by their own size", the optional series) over our modules, in
 # one VM boot; then the runs with size pacing on (FR_V2_ONLY: SBPN2 only, by
 # default) over the old size pacing patch's modules in a second, into campaigns named
 # <scenario>-v2; then `sbpn-lab friendliness` prints the table and writes
 # FR_RESULTS/friendliness.csv.  The old modules are built under
 # build/friendliness-v2 from the series as it was at FR_V2_COMMIT: f5e84ea,
-# the last commit before the size pacing patch (then 32, now 34) was
-# rewritten, whose size pacing patch is 28ab640's and whose other patches
-# were today's (its 39, the receiver's open loss interval, and 38's revision
-# came after 28ab640), so that the two module sets differed in that patch
-# alone.  Today's patches 7-8 (t_ipi and the first loss interval at the
-# edges of their arithmetic) came later; a greedy sender of equal packets,
-# whose first loss comes after feedback has measured its rate, reaches
-# neither.  FR_ONLY=REGEX keeps the runs whose id
+# the last commit before the size pacing patch was rewritten, whose size
+# pacing patch is 28ab640's and whose other patches were today's (the
+# receiver's open loss interval and the revision of "dccp: stop the TX
+# CCID's timers when the connection is over" came after 28ab640), so that
+# the two module sets differed in that patch alone.  The fixes of CCID 3's
+# arithmetic at its edges ("dccp: ccid3: do not let the send interval round
+# down to 0", "dccp: ccid3: give the first loss interval a length without a
+# receive rate") came later; a greedy sender of equal packets, whose first
+# loss comes after feedback has measured its rate, reaches neither.
+# FR_ONLY=REGEX keeps the runs whose id
 # matches as well (FR_ONLY='rep=0[1-3]$': three repetitions); a second
 # call resumes.
 FR_JOBS		?= 8
@@ -325,6 +331,14 @@ venv:
 
 style: inputs
 	@scripts/style.sh
+
+# The targets of this host's archive (not 7.3, which builds the series only
+# whole, with patches/7.x), each with its inputs.
+series-each:
+	@for k in $(filter-out 7.3,$(HOST_KVERS)); do \
+		$(MAKE) --no-print-directory KVER=$$k ABI= inputs || exit 1; \
+	done
+	@KVERS="$(filter-out 7.3,$(HOST_KVERS))" scripts/series-build-each.sh
 
 load: modules
 	@scripts/modules.sh load $(BUILD)/modules

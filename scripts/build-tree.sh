@@ -6,7 +6,9 @@
 #
 #   1. copy net/dccp and the dccp headers/documentation from the Debian
 #      source package (see kernel-inputs.sh; for 7.3, 6.12's: DCCP_SRC),
-#   2. apply patches/0*.patch in order (the cover letter is skipped),
+#   2. apply the series in order: patches/fixes, patches/core and
+#      patches/optional, the 0*.patch of each in order, without its cover letter
+#      (scripts/series.sh; PATCHES names another directory of the series),
 #   3. for 7.3 only: copy the functions 7.x no longer exports out of the
 #      fetched sources (scripts/carry.py, patches/7.x/carry.list) into
 #      net/dccp/compat/, with compat/alias.h, which renames them, then
@@ -25,6 +27,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/target.sh
 . "$ROOT/scripts/target.sh"
+# shellcheck source=scripts/series.sh
+. "$ROOT/scripts/series.sh"
 SRC=${DCCP_SRC:-$CACHE/$ABI/source}
 TREE=$BUILD/tree
 PATCHES=${PATCHES:-$ROOT/patches}
@@ -75,11 +79,9 @@ if [ -n "${DCCP_SRC:-}" ]; then
 	done
 fi
 
-apply() { # series directory: its 0*.patch in order, the cover letter skipped
+apply() { # patch files, in order
 	local patch
-	for patch in "$1"/0*.patch; do
-		[ -e "$patch" ] || break
-		case $(basename "$patch") in 0000-*) continue ;; esac
+	for patch; do
 		if ! out=$(patch -p1 -d "$NEW" --batch --forward --fuzz=0 --dry-run -i "$patch" 2>&1); then
 			echo "$out" >&2
 			die "patch does not apply: ${patch#"$ROOT"/}"
@@ -87,7 +89,8 @@ apply() { # series directory: its 0*.patch in order, the cover letter skipped
 		patch -p1 -d "$NEW" --batch --forward --fuzz=0 --no-backup-if-mismatch --quiet -i "$patch"
 	done
 }
-apply "$PATCHES"
+mapfile -t series < <(series_patches "$PATCHES")
+apply "${series[@]}"
 
 if [ -n "${DCCP_SRC:-}" ]; then
 	mkdir -p "$NEW/net/dccp/compat"
@@ -97,7 +100,8 @@ if [ -n "${DCCP_SRC:-}" ]; then
 		--src "6.12=$DCCP_SRC=linux-source-6.12 $DCCP_DEBVER" \
 		--aliases "$NEW/net/dccp/compat/alias.h" ||
 		die "scripts/carry.py failed"
-	apply "$ROOT/patches/7.x"
+	mapfile -t adapt < <(series_patches "$ROOT/patches/7.x")
+	apply "${adapt[@]}"
 	# The copies must not reach TCP's tables or counters, nor TCP's fields
 	# of DCCP's sockets (Documentation/dccp-on-7x.rst): one of these names
 	# in the code (comments aside) of an adapted copy means that a patch

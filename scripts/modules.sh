@@ -15,8 +15,9 @@
 #
 # Debian's dccp_ipv4 and dccp_ipv6 cannot be unloaded once loaded: the
 # control socket each creates in the initial network namespace holds
-# references on its own module, and that namespace never goes away (patch
-# 0001 of our series fixes this for ours).  So `load` must run before
+# references on its own module, and that namespace never goes away ("dccp:
+# do not pin dccp_ipv4 and dccp_ipv6 with their control sockets", the first
+# of our fixes, fixes this for ours).  So `load` must run before
 # anything used the stock DCCP (right after boot); `unload` removes ours and
 # loads the stock modules again.  Both say so instead of half-swapping.
 

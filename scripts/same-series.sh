@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # patches/ is the one source of truth for both kernel targets: the same
-# series is applied, exactly (build-tree.sh allows no fuzz), to Linux 6.1
-# and 6.12.  This checks that it also made the same change to each: for
+# series (fixes, core and optional, scripts/series.sh) is applied, exactly
+# (build-tree.sh allows no fuzz), to Linux 6.1 and 6.12.  This checks that
+# it also made the same change to each: for
 # every file the series touches, the lines it adds and removes (the diff of
 # the target's Debian source against its patched tree, without positions)
 # must be the same on every target.  A change that reached one target and
@@ -13,6 +14,8 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/series.sh
+. "$ROOT/scripts/series.sh"
 KVERS=${KVERS:-6.1 6.12}
 
 changes() { # kver file -> the lines the series adds and removes in file
@@ -27,7 +30,8 @@ changes() { # kver file -> the lines the series adds and removes in file
 	)
 }
 
-mapfile -t files < <(sed -n 's#^+++ b/##p' "$ROOT"/patches/0*.patch | sort -u)
+mapfile -t patches < <(series_patches)
+mapfile -t files < <(sed -n 's#^+++ b/##p' "${patches[@]}" | sort -u)
 set -- $KVERS
 first=$1
 shift

@@ -2,13 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # checkpatch.pl --strict (from the Debian source package of the target
-# kernel) on the patch series and on every kernel C file we keep outside it.
+# kernel) on the patch series (its three parts, scripts/series.sh) and on
+# every kernel C file we keep outside it.
+#
+#   style.sh                     the series in patches/ and the C files
+#   style.sh --patches PATCH...  those patches only (series-build-each.sh)
 
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/target.sh
 . "$ROOT/scripts/target.sh"
+# shellcheck source=scripts/series.sh
+. "$ROOT/scripts/series.sh"
 CHECKPATCH=$CACHE/$ABI/source/scripts/checkpatch.pl
 # We never touch MAINTAINERS, and the kernel inputs carry no git history
 # against which checkpatch could look up the commit of a Fixes: tag
@@ -21,21 +27,26 @@ OPTS=(--strict --no-tree --quiet
 	--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID,MISSING_FIXES_TAG
 	--show-types)
 
-cd "$ROOT"
 rc=0
-patches=(patches/0*.patch)
+files=()
+if [ "${1:-}" = --patches ]; then
+	shift
+	patches=("$@")
+else
+	cd "$ROOT"
+	mapfile -t patches < <(series_patches patches)
+	mapfile -t files < <(git ls-files -co --exclude-standard 'kernel/*.[ch]' 'selftests/harness/warn/*.c')
+fi
 for p in "${patches[@]}"; do
-	[ -e "$p" ] || continue
-	case $p in patches/0000-*) continue ;; esac
 	# checkpatch reads a file that git tracks as a source file, not as a
 	# patch: hide the repository from it.
-	GIT_DIR=/nonexistent perl "$CHECKPATCH" "${OPTS[@]}" "$p" || rc=1
+	GIT_DIR=/nonexistent perl "$CHECKPATCH" "${OPTS[@]}" "$p" ||
+		{ rc=1; echo "style: ^ $p" >&2; }
 done
-mapfile -t files < <(git ls-files -co --exclude-standard 'kernel/*.[ch]' 'selftests/harness/warn/*.c')
 for f in "${files[@]}"; do
 	perl "$CHECKPATCH" "${OPTS[@]}" -f "$f" || rc=1
 done
-n=$(( ${#files[@]} + $(ls patches/0*.patch 2>/dev/null | grep -vc '/0000-' || true) ))
+n=$(( ${#files[@]} + ${#patches[@]} ))
 if [ $rc -eq 0 ]; then
 	echo "style: checkpatch --strict clean on $n files"
 else

@@ -12,7 +12,8 @@ interval.  The same goes to friendliness.csv, and every run's numbers to
 friendliness-runs.csv.
 
 The controller is read off the run: size pacing off is unmodified CCID 3;
-on, the current patch 34 ("new"), or the old one ("v2") when the campaign's
+on, the current size pacing patch ("dccp: ccid3: optionally space packets
+by their own size": "new"), or its old version ("v2") when the campaign's
 directory name ends in -v2, which is where `make friendliness` puts the
 runs over the old modules.  The numbers come from stats.run_metrics(), the
 report's own (recv_kbps, tcp.goodput_kbps, tcp.flows): this module divides,
@@ -50,8 +51,8 @@ def normalised(dccp_kbps, tcp_total_kbps, tcp_flows):
 
 def controller(campaign, policy_label):
     """(controller, policy) of a run from its campaign's name and its row
-    label ("sbpn2+sp"): size pacing marks patch 34, the campaign's -v2
-    suffix its old version."""
+    label ("sbpn2+sp"): "+sp" marks the size pacing patch, the campaign's
+    -v2 suffix its old version."""
     base, *flags = policy_label.split("+")
     v2 = campaign.endswith(V2_SUFFIX)
     if "sp" in flags:

@@ -9,9 +9,10 @@ and the campaign the summary comes from.  SOURCES names the summaries,
 oldest first; where two have the same setting and variant the newer one
 is shown.  Today they are the v13 campaigns, the newest result of every
 setting and variant they cover: the campaigns before them measured the
-"+sp" variants with patch 32's earlier rules, and every policy without
-patch 39, so their numbers are not the current code's (results.rst keeps
-them, each in its section).
+"+sp" variants with the size pacing patch's earlier rules, and every
+policy without "dccp: tfrc: count the open loss interval after the first
+loss event", so their numbers are not the current code's (results.rst
+keeps them, each in its section).
 
     sbpn-lab results-table            print the block
     sbpn-lab results-table --write    put it in results.rst, between BEGIN and END

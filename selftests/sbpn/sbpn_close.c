@@ -2,7 +2,8 @@
 /*
  * Closing SBPN sockets with long queues frees every packet and every
  * per-priority band, and then the DCCP modules can be unloaded (which
- * patch 0001 makes possible) and are loaded again for whatever runs next.
+ * "dccp: do not pin dccp_ipv4 and dccp_ipv6 with their control sockets"
+ * makes possible) and are loaded again for whatever runs next.
  *
  * A worker process, in a namespace of its own with 1 s of RTT on lo, fills
  * one queue per SBPN policy behind a full CCID 2 window: N_PKT packets over

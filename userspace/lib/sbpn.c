@@ -31,7 +31,8 @@ struct tfrc_tx_info {
 };
 
 /*
- * Patch 30's option number.  A stock 6.1 kernel answers it with
+ * The option number of "dccp: ccid3: add optional TFRC Faster Restart"
+ * (the optional series).  A stock 6.1 kernel answers it with
  * ENOPROTOOPT, so a build against the stock header needs no stub.
  */
 #ifndef DCCP_SOCKOPT_FASTER_RESTART

@@ -174,7 +174,9 @@ static void more_control_data_refused(void)
 }
 
 /*
- * The decoding of a notice's extended error (patch 29, 38): each code its
+ * The decoding of a notice's extended error ("dccp: qpolicy: report
+ * discarded packets on the error queue", and DCCP_QPOLICY_EE_FRAME from
+ * "dccp: qpolicy: sbpn: optionally give up a frame whole"): each code its
  * reason, the expiry from ee_data:ee_info; another origin, errno or code
  * is no notice.
  */
