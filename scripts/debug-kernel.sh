@@ -15,14 +15,17 @@
 #
 # `make check-debug` then builds our DCCP modules against obj/ (the same
 # patch series and kbuild call as `make modules`) and boots image/.
-# The .config is `make tinyconfig` merged with scripts/debug-kernel.config;
-# the build stops if any option of the fragment did not stick.  A finished
-# kernel is cached: a second run does nothing until the fragment changes.
+# The .config is `make tinyconfig` merged with scripts/debug-kernel.config
+# and, if it exists, scripts/debug-kernel-$KVER.config (what one kernel
+# version needs besides: 6.12's tinyconfig chooses SLUB_TINY, which rules
+# out SLUB_DEBUG and KASAN); the build stops if any option of a fragment
+# did not stick.  A finished kernel is cached: a second run does nothing
+# until a fragment changes.
 
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-FRAGMENT=$ROOT/scripts/debug-kernel.config
+FRAGMENTS=("$ROOT/scripts/debug-kernel.config")
 # shellcheck source=scripts/target.sh
 . "$ROOT/scripts/target.sh"
 DEB=$CACHE/$ABI/debs/linux-source-${KVER}_${DEBVER}_all.deb
@@ -30,6 +33,8 @@ DIR=$ROOT/.cache/debug/$DEBVER
 SRC=$DIR/src
 OBJ=$DIR/obj
 IMAGE=$DIR/image
+[ ! -f "$ROOT/scripts/debug-kernel-$KVER.config" ] ||
+	FRAGMENTS+=("$ROOT/scripts/debug-kernel-$KVER.config")
 
 say() { echo "debug-kernel: $*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -46,10 +51,14 @@ if [ ! -f "$SRC/.complete" ]; then
 	touch "$SRC/.complete"
 fi
 
-if [ ! -f "$IMAGE/.complete" ] || [ "$FRAGMENT" -nt "$IMAGE/.complete" ]; then
+stale=
+for f in "${FRAGMENTS[@]}"; do
+	if [ "$f" -nt "$IMAGE/.complete" ]; then stale=1; fi
+done
+if [ ! -f "$IMAGE/.complete" ] || [ -n "$stale" ]; then
 	mkdir -p "$OBJ"
 	kmake tinyconfig >"$OBJ/config.log" 2>&1
-	"$SRC/scripts/kconfig/merge_config.sh" -m -O "$OBJ" "$OBJ/.config" "$FRAGMENT" \
+	"$SRC/scripts/kconfig/merge_config.sh" -m -O "$OBJ" "$OBJ/.config" "${FRAGMENTS[@]}" \
 		>>"$OBJ/config.log" 2>&1
 	kmake olddefconfig >>"$OBJ/config.log" 2>&1
 	# Every option of the fragment must be in the final .config as asked.
@@ -65,8 +74,8 @@ if [ ! -f "$IMAGE/.complete" ] || [ "$FRAGMENT" -nt "$IMAGE/.complete" ]; then
 			say "did not stick: $want (got: $(grep -E "^$name=|^# $name is" "$OBJ/.config" || echo unset))"
 			missing=1
 		fi
-	done <"$FRAGMENT"
-	[ "$missing" -eq 0 ] || die "the .config lacks options of $FRAGMENT"
+	done < <(cat "${FRAGMENTS[@]}")
+	[ "$missing" -eq 0 ] || die "the .config lacks options of ${FRAGMENTS[*]}"
 
 	say "building the kernel (make -j2, niced)"
 	start=$(date +%s)
