@@ -45,21 +45,16 @@
  * judge the kernel's side (scripts/debug-check.sh --faults).
  */
 #include "sbpn_test.h"
+#include "dccp_diag.h"
+#include "dccp_fault.h"
 
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <linux/inet_diag.h>
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
-#include <linux/sock_diag.h>
 
 /* Path 1 carries everything at once; path 2 delays the receiver's Acks by
  * 1 s, so that a CCID 2 sender's queue stays full for that long.
  */
 SBPN_TOPOLOGY(NULL, NULL, NULL, "netem delay 1000ms limit 10000")
 
-#define FI_DEBUGFS	"/sys/kernel/debug"
-#define FI_NTH		"/proc/thread-self/fail-nth"
 #define FI_MAX_POINTS	2000	/* a loop that long has gone wrong */
 #define FI_WAIT_MS	5000	/* longest wait for a packet or a connection */
 #define FI_QLEN		3	/* tx_qlen of the full-queue operations */
@@ -87,84 +82,38 @@ static const char * const fi_marked[] = { "DCCP", "dccp_qpolicy_band" };
 enum fi_scope { FI_ALL, FI_DCCP };
 static const char * const fi_scope_name[] = { "all", "dccp" };
 
-/* ---- the fault-injection knobs --------------------------------------- */
-
-static int fi_write(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	ssize_t len = strlen(val), w;
-
-	if (fd < 0)
-		return -errno;
-	w = write(fd, val, len);
-	close(fd);
-	return w == len ? 0 : -EIO;
-}
+/* ---- the fault-injection knobs (lib/dccp_fault.h) -------------------- */
 
 static void fi_knob(struct __test_metadata *_metadata, const char *attr,
 		    const char *val)
 {
-	char path[128];
-
-	snprintf(path, sizeof(path), FI_DEBUGFS "/%s", attr);
-	ASSERT_EQ(0, fi_write(path, val)) TH_LOG("%s <- %s", path, val);
+	ASSERT_EQ(0, dccp_fault_write(attr, val)) TH_LOG("%s <- %s", attr, val);
 }
 
-/* Both capabilities quiet and at probability 0: only fail-nth injects. */
+/* Only fail-nth injects, in every allocation or in our caches only. */
 static void fi_scope_set(struct __test_metadata *_metadata, enum fi_scope s)
 {
-	fi_knob(_metadata, "failslab/probability", "0");
-	fi_knob(_metadata, "failslab/verbose", "0");
-	fi_knob(_metadata, "failslab/ignore-gfp-wait", "N");
-	fi_knob(_metadata, "failslab/cache-filter", s == FI_DCCP ? "Y" : "N");
-	fi_knob(_metadata, "fail_page_alloc/probability", "0");
-	fi_knob(_metadata, "fail_page_alloc/verbose", "0");
-	fi_knob(_metadata, "fail_page_alloc/ignore-gfp-wait", "N");
-	/* user pages (highmem-capable) stay out: a page fault that fails
-	 * would kill the test, not exercise DCCP
-	 */
-	fi_knob(_metadata, "fail_page_alloc/ignore-gfp-highmem", "Y");
-	/* no page allocation has order 11 or more: none is counted */
-	fi_knob(_metadata, "fail_page_alloc/min-order", s == FI_DCCP ? "11" : "0");
+	const char *knob = NULL;
+
+	ASSERT_EQ(0, dccp_fault_quiet(s == FI_DCCP, &knob)) TH_LOG("%s", knob);
 }
 
-/* The kernel's defaults back: nothing injected. */
 static void fi_defaults(void)
 {
-	fi_write(FI_DEBUGFS "/failslab/probability", "0");
-	fi_write(FI_DEBUGFS "/failslab/cache-filter", "N");
-	fi_write(FI_DEBUGFS "/failslab/ignore-gfp-wait", "Y");
-	fi_write(FI_DEBUGFS "/failslab/times", "1");
-	fi_write(FI_DEBUGFS "/failslab/verbose", "2");
-	fi_write(FI_DEBUGFS "/fail_page_alloc/probability", "0");
-	fi_write(FI_DEBUGFS "/fail_page_alloc/ignore-gfp-wait", "Y");
-	fi_write(FI_DEBUGFS "/fail_page_alloc/min-order", "1");
-	fi_write(FI_DEBUGFS "/fail_page_alloc/times", "1");
-	fi_write(FI_DEBUGFS "/fail_page_alloc/verbose", "2");
+	dccp_fault_defaults();
 }
 
-/*
- * fail-nth of this thread, opened once: opening it, or anything else that
- * allocates, between arming and reading it back would be counted.
- */
+/* fail-nth of this thread, opened once (lib/dccp_fault.h says why) */
 static int fi_nth_fd = -1;
 
 static int fi_nth_set(unsigned int n)
 {
-	char b[16];
-	int len = snprintf(b, sizeof(b), "%u", n);
-
-	return pwrite(fi_nth_fd, b, len, 0) == len ? 0 : -1;
+	return dccp_fault_nth_set(fi_nth_fd, n);
 }
 
-/* What is left of the count: 0 if the fault was injected. */
 static long fi_nth_left(void)
 {
-	char b[16] = { 0 };
-
-	if (pread(fi_nth_fd, b, sizeof(b) - 1, 0) <= 0)
-		return -1;
-	return strtol(b, NULL, 10);
+	return dccp_fault_nth_left(fi_nth_fd);
 }
 
 /*
@@ -175,16 +124,12 @@ static long fi_nth_left(void)
 static void __attribute__((constructor(101))) fi_require(void)
 {
 	const char *why = NULL;
-	struct stat st;
 	int fd;
 
 	if (geteuid())
 		why = "needs root";
-	else if (access(FI_NTH, W_OK))
-		why = "no " FI_NTH " (CONFIG_FAULT_INJECTION; make faults boots such a kernel)";
-	else if (stat(FI_DEBUGFS "/failslab", &st) ||
-		 stat(FI_DEBUGFS "/fail_page_alloc", &st))
-		why = "no failslab or fail_page_alloc in debugfs (CONFIG_FAILSLAB, FAIL_PAGE_ALLOC, FAULT_INJECTION_DEBUG_FS)";
+	else
+		why = dccp_fault_missing();
 	if (!why) {
 		if (system("modprobe -a dccp_ipv4 dccp_ipv6 dccp_diag 2>/dev/null"))
 			why = "cannot load dccp_ipv4, dccp_ipv6, dccp_diag";
@@ -711,6 +656,23 @@ static void setup_diag(struct fi_ctx *c)
 	fi_set_timeouts(c->nlfd);
 }
 
+struct fi_diag_find {
+	uint16_t port;
+	int *found;
+	struct dccp_qpolicy_diag *d;
+};
+
+static void fi_diag_match(const struct inet_diag_msg *m,
+			  const struct dccp_qpolicy_diag *d, void *arg)
+{
+	struct fi_diag_find *f = arg;
+
+	if (d && ntohs(m->id.idiag_sport) == f->port) {
+		memcpy(f->d, d, sizeof(*f->d));
+		*f->found = 1;
+	}
+}
+
 /*
  * Dump the DCCP sockets of the current namespace with INET_DIAG_INFO on
  * @fd: 0 when the dump ended, the attribute of local port @port in @d (and
@@ -719,57 +681,11 @@ static void setup_diag(struct fi_ctx *c)
 static int fi_diag_dump(int fd, uint16_t port, struct dccp_qpolicy_diag *d,
 			int *found)
 {
-	struct {
-		struct nlmsghdr nlh;
-		struct inet_diag_req_v2 r;
-	} req = {
-		.nlh = {
-			.nlmsg_len = sizeof(req),
-			.nlmsg_type = SOCK_DIAG_BY_FAMILY,
-			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
-		},
-		.r = {
-			.sdiag_family = AF_INET,
-			.sdiag_protocol = IPPROTO_DCCP,
-			.idiag_ext = 1 << (INET_DIAG_INFO - 1),
-			.idiag_states = ~0U,
-		},
-	};
 	static char buf[1 << 16];
+	struct fi_diag_find f = { .port = port, .found = found, .d = d };
 
 	*found = 0;
-	if (send(fd, &req, sizeof(req), 0) != sizeof(req))
-		return -errno;
-	for (;;) {
-		ssize_t len = recv(fd, buf, sizeof(buf), 0);
-		struct nlmsghdr *h = (struct nlmsghdr *)buf;
-
-		if (len < 0)
-			return -errno;
-		if (len == 0)
-			return -EIO;
-		for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
-			struct inet_diag_msg *m = NLMSG_DATA(h);
-			struct rtattr *a = (struct rtattr *)(m + 1);
-			int alen = h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
-
-			if (h->nlmsg_type == NLMSG_DONE)
-				return 0;
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				struct nlmsgerr *e = NLMSG_DATA(h);
-
-				return e->error ? e->error : -EIO;
-			}
-			if (ntohs(m->id.idiag_sport) != port)
-				continue;
-			for (; RTA_OK(a, alen); a = RTA_NEXT(a, alen))
-				if (a->rta_type == INET_DIAG_DCCP_QPOLICY &&
-				    RTA_PAYLOAD(a) >= sizeof(*d)) {
-					memcpy(d, RTA_DATA(a), sizeof(*d));
-					*found = 1;
-				}
-		}
-	}
+	return dccp_diag_dump(fd, AF_INET, buf, sizeof(buf), fi_diag_match, &f);
 }
 
 static int run_diag(struct fi_ctx *c)
@@ -1051,7 +967,7 @@ FIXTURE_SETUP(faults)
 	 */
 	ASSERT_EQ(0, mlockall(MCL_CURRENT | MCL_FUTURE));
 	fi_stack_prefault();
-	fi_nth_fd = open(FI_NTH, O_RDWR);
+	fi_nth_fd = dccp_fault_nth_open();
 	ASSERT_LE(0, fi_nth_fd);
 	fi_require_marks(_metadata);
 }
@@ -1335,7 +1251,7 @@ TEST_F_TIMEOUT(traffic, probability, 1800)
 
 	/* the faults stop; the path stops losing */
 	fi_knob(_metadata, "failslab/probability", "0");
-	left = dt_read_int(FI_DEBUGFS "/failslab/times");
+	left = dt_read_int(DCCP_FAULT_DEBUGFS "/failslab/times");
 	fi_defaults();
 	sbpn_switch(_metadata, sbpn_ns_a);
 	ASSERT_EQ(0, sbpn_batch("tc", "qdisc del dev va1 root\n"));

@@ -11,11 +11,7 @@
  * must print them in its line.
  */
 #include "sbpn_test.h"
-
-#include <linux/inet_diag.h>
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
-#include <linux/sock_diag.h>
+#include "dccp_diag.h"
 
 SBPN_TOPOLOGY(NULL, NULL, "netem delay 1000ms limit 10000", NULL)
 
@@ -33,66 +29,42 @@ FIXTURE_TEARDOWN(diag)
 {
 }
 
+struct diag_find {
+	uint16_t port;
+	int found;
+	struct dccp_qpolicy_diag d;
+};
+
+static void diag_match(const struct inet_diag_msg *m,
+		       const struct dccp_qpolicy_diag *d, void *arg)
+{
+	struct diag_find *f = arg;
+
+	if (d && ntohs(m->id.idiag_sport) == f->port) {
+		memcpy(&f->d, d, sizeof(f->d));
+		f->found = 1;
+	}
+}
+
 /* The INET_DIAG_DCCP_QPOLICY attribute of the DCCP socket on local @port:
  * 1 found, 0 socket or attribute missing, -errno on failure.
  */
 static int diag_lookup(uint16_t port, struct dccp_qpolicy_diag *d)
 {
-	struct {
-		struct nlmsghdr nlh;
-		struct inet_diag_req_v2 r;
-	} req = {
-		.nlh = {
-			.nlmsg_len = sizeof(req),
-			.nlmsg_type = SOCK_DIAG_BY_FAMILY,
-			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
-		},
-		.r = {
-			.sdiag_family = AF_INET,
-			.sdiag_protocol = IPPROTO_DCCP,
-			.idiag_ext = 1 << (INET_DIAG_INFO - 1),
-			.idiag_states = ~0U,
-		},
-	};
 	static char buf[1 << 16];
-	int fd, found = 0, done = 0;
+	struct diag_find f = { .port = port };
+	int fd, rc;
 
 	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (fd < 0)
 		return -errno;
-	if (send(fd, &req, sizeof(req), 0) != sizeof(req)) {
-		close(fd);
-		return -EIO;
-	}
-	while (!done) {
-		ssize_t len = recv(fd, buf, sizeof(buf), 0);
-		struct nlmsghdr *h = (struct nlmsghdr *)buf;
-
-		if (len <= 0) {
-			close(fd);
-			return len < 0 ? -errno : -EIO;
-		}
-		for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
-			struct inet_diag_msg *m = NLMSG_DATA(h);
-			struct rtattr *a = (struct rtattr *)(m + 1);
-			int alen = h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
-
-			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
-				done = 1;
-				break;
-			}
-			if (ntohs(m->id.idiag_sport) != port)
-				continue;
-			for (; RTA_OK(a, alen); a = RTA_NEXT(a, alen))
-				if (a->rta_type == INET_DIAG_DCCP_QPOLICY &&
-				    RTA_PAYLOAD(a) >= sizeof(*d)) {
-					memcpy(d, RTA_DATA(a), sizeof(*d));
-					found = 1;
-				}
-		}
-	}
+	rc = dccp_diag_dump(fd, AF_INET, buf, sizeof(buf), diag_match, &f);
 	close(fd);
-	return found;
+	if (rc)
+		return rc;
+	if (f.found)
+		memcpy(d, &f.d, sizeof(*d));
+	return f.found;
 }
 
 enum { A = 1, B, C, D, G, X };	/* test packet tags */
