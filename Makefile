@@ -267,12 +267,14 @@ check-debug: all
 # 10^6) sendmsg/setsockopt calls and CYCLES (default 100) module unload
 # cycles; it fails if DURATION s (default 7200) end first.  SEED (default 1).
 # stress runs it on Debian's kernel, stress-debug on the debug kernel, with a
-# kmemleak scan after it.  make check runs a 30 s version (a kselftest
-# collection).
+# kmemleak scan after it and fault injection: STRESS_FAULTS (default 20) of
+# every 1000 calls fail one of their first allocations (dccp_stress -f).
+# make check runs a 30 s version (a kselftest collection).
 DURATION	?= 7200
 SEED		?= 1
 CALLS		?= 1000000
 CYCLES		?= 100
+STRESS_FAULTS	?= 20
 STRESS_ARGS	= -s $(SEED) -t $(DURATION) -c $(CALLS) -u $(CYCLES)
 
 stress: all
@@ -285,7 +287,7 @@ stress-debug: all
 	@. $(ENV) && BUILD=$(BUILD)/debug \
 		VM_IMAGE=$(ROOT)/.cache/debug/$$DEBVER/image \
 		scripts/vm-run --timeout $$(($(DURATION) + 900)) --out $(BUILD)/debug/stress -- \
-		scripts/debug-check.sh $(STRESS_ARGS)
+		scripts/debug-check.sh $(STRESS_ARGS) -f $(STRESS_FAULTS)
 
 # Fault injection on the debug kernel (Documentation/robustness.rst, Fault
 # injection): the kernel and our modules as for check-debug, booted with the

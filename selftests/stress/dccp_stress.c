@@ -11,19 +11,31 @@
  * those sockets and send random messages: payloads of every size (some too
  * big), random cmsgs (valid and invalid lengths, levels and types; every
  * priority; expiries of 0, the past, the near and far future, UINT64_MAX,
- * and a few shared by many packets, which make frames), blocking and not, and change DCCP_SOCKOPT_QPOLICY_TXQLEN while
- * sending.  Meanwhile sockets are shut down, closed and reopened, the
+ * and a few shared by many packets, which make frames), blocking and not;
+ * they change DCCP_SOCKOPT_QPOLICY_TXQLEN and set the other per-socket
+ * options (notices, the expiry judgements, EDF, NEWEST, frames, size
+ * pacing, Faster Restart) while sending, read the drop notices from the
+ * error queue, and dump the namespace's sockets through sock_diag.
+ * Meanwhile sockets are shut down, closed and reopened, the
  * receiver closes some connections and leaves others unread, and the peer
  * vanishes: its link goes down, or its namespace is deleted.  The round ends
  * by closing everything with full queues and unloading the modules as
  * `modprobe -r dccp_diag dccp_ipv6 dccp_ipv4 dccp` would.
+ *
+ * With -f PERMILLE (the debug kernel's fault injection), that share of the
+ * workers' calls, of the connects and closes of the main thread and of the
+ * receiver's accepts fails one of its first eight allocations (the
+ * thread's fail-nth); such a call may fail with any error, and everything
+ * else must hold as without.
  *
  * What fails the test (the VM runner also fails on any oops or WARN):
  *  - a sendmsg whose cmsgs dccp_msghdr_parse() must refuse succeeds, or one
  *    with acceptable cmsgs fails with EINVAL;
  *  - the queueing counters break queued == sent + expired + evicted +
  *    frame + purged + ccid_err + qlen (checked after every operation on a
- *    socket);
+ *    socket, and for every socket of every sock_diag dump);
+ *  - a sock_diag dump without an injected fault fails;
+ *  - with -f, no fault was injected at all;
  *  - a setsockopt the test relies on fails (policy, tx_qlen, CCID, frame,
  *    send timeout, linger), or the run never saw a connection of one of the two
  *    CCIDs (DCCP_SOCKOPT_TX_CCID) or never a CCID error (CCID 3 refuses the
@@ -34,7 +46,7 @@
  *    cycles asked for were made.
  *
  * Usage: dccp_stress [-s SEED] [-t SECONDS] [-r ROUND_SECONDS] [-n SOCKETS]
- *                    [-j THREADS] [-c CALLS] [-u CYCLES]
+ *                    [-j THREADS] [-c CALLS] [-u CYCLES] [-f PERMILLE]
  * Prints KTAP (one result per round) and the totals: sendmsg calls by result,
  * sockets opened and closed, module unload cycles.  Exit 0 pass, 1 fail,
  * 4 skip (not root, or no DCCP).
@@ -59,9 +71,12 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <linux/dccp.h>
+#include <linux/errqueue.h>
 
 #include "kselftest.h"
 #include "dccp_abi.h"
+#include "dccp_diag.h"
+#include "dccp_fault.h"
 
 #define MAX_SOCKETS	256
 #define MAX_ACCEPTED	512
@@ -74,6 +89,8 @@
  */
 #define SKB_SLACK	256
 #define NSEC_PER_SEC	1000000000ULL
+#define DIAG_BUF	(1 << 16)
+#define FAULT_NTH_MAX	8	/* an armed call fails one of its first 8 allocations */
 
 static unsigned long cfg_seed = 1;
 static unsigned int cfg_duration = 30;	/* seconds, all rounds */
@@ -83,6 +100,7 @@ static unsigned int cfg_threads = 4;
 /* With -c and -u, rounds go on until both are reached (or the budget ends) */
 static uint64_t cfg_calls;	/* sendmsg and setsockopt calls, all rounds */
 static uint64_t cfg_cycles;	/* module unload cycles */
+static unsigned int cfg_faults;	/* calls with a fault armed, per thousand */
 
 static char ns_a[32], ns_b[32];	/* sender and receiver namespaces */
 static int ns_self = -1, ns_fd_a = -1, ns_fd_b = -1;
@@ -106,9 +124,22 @@ struct counts {
 	uint64_t setopt_errors;
 	uint64_t tx_ccid[4];		/* stats checks by the socket's TX CCID */
 	uint64_t ccid_err;		/* the largest ccid_err counter seen */
+	uint64_t opt_calls, opt_refused;	/* the other per-socket options */
+	uint64_t notices;		/* read from the error queue */
+	uint64_t dumps, dumped, dump_errors;	/* sock_diag: dumps, sockets */
+	uint64_t armed, injected;	/* calls with a fault armed; it struck */
+};
+
+/* The calls of one thread under fault injection (-f). */
+struct fault {
+	int fd;			/* the thread's fail-nth, -1 without -f */
+	bool armed;
 };
 
 static struct counts worker_counts[MAX_THREADS];
+/* the main thread's and the receiver's share of -f */
+static struct counts main_counts, receiver_counts;
+static struct fault main_fault;
 static uint64_t sockets_opened, sockets_closed, unload_cycles, setup_errors;
 static unsigned int failures;
 
@@ -192,6 +223,48 @@ static int open_ns(const char *name)
 	if (fd < 0)
 		ksft_exit_fail_msg("open %s: %s\n", path, strerror(errno));
 	return fd;
+}
+
+/* The calling thread's fail-nth for -f; exits if it cannot be opened. */
+static void fault_open(struct fault *f)
+{
+	f->armed = false;
+	f->fd = -1;
+	if (!cfg_faults)
+		return;
+	f->fd = dccp_fault_nth_open();
+	if (f->fd < 0)
+		ksft_exit_fail_msg("%s: %s\n", DCCP_FAULT_NTH, strerror(errno));
+}
+
+/* With -f, now and then: the thread's next call fails an allocation. */
+static void fault_arm(struct fault *f, uint64_t *s, struct counts *c)
+{
+	if (f->fd < 0 || below(s, 1000) >= cfg_faults)
+		return;
+	if (dccp_fault_nth_set(f->fd, 1 + below(s, FAULT_NTH_MAX)))
+		ksft_exit_fail_msg("arming %s: %s\n", DCCP_FAULT_NTH, strerror(errno));
+	f->armed = true;
+	c->armed++;
+}
+
+/*
+ * Right after the armed call, before anything else allocates: disarm,
+ * count a fault that struck.  True if the call may have failed for it.
+ */
+static bool fault_disarm(struct fault *f, struct counts *c)
+{
+	long left;
+
+	if (!f->armed)
+		return false;
+	f->armed = false;
+	left = dccp_fault_nth_left(f->fd);
+	if (left != 0 && dccp_fault_nth_set(f->fd, 0))
+		ksft_exit_fail_msg("disarming %s: %s\n", DCCP_FAULT_NTH, strerror(errno));
+	if (left == 0)
+		c->injected++;
+	return left == 0;
 }
 
 static void close_counted(int fd)
@@ -336,8 +409,12 @@ static void slot_open(struct slot *sl, uint64_t *s)
 		setup_error("SO_SNDTIMEO", policy);
 	if (below(s, 16) == 0 && setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)))
 		setup_error("SO_LINGER", policy);
+	if (setopt(fd, DCCP_SOCKOPT_QPOLICY_NOTIFY, below(s, 2)))
+		setup_error("DCCP_SOCKOPT_QPOLICY_NOTIFY", policy);
 	fcntl(fd, F_SETFL, O_NONBLOCK);
+	fault_arm(&main_fault, s, &main_counts);
 	connect(fd, (struct sockaddr *)&ss, len);
+	fault_disarm(&main_fault, &main_counts);
 	fcntl(fd, F_SETFL, 0);
 }
 
@@ -347,7 +424,9 @@ static void slot_close(struct slot *sl, uint64_t *s)
 		return;
 	if (below(s, 2))
 		shutdown(sl->fd, below(s, 2) ? SHUT_WR : SHUT_RDWR);
+	fault_arm(&main_fault, s, &main_counts);
 	close_counted(sl->fd);
+	fault_disarm(&main_fault, &main_counts);
 	sl->fd = -1;
 }
 
@@ -513,7 +592,8 @@ static void check_stats(int fd, struct counts *c)
 		       (unsigned long long)st.ccid_err, (unsigned long long)st.qlen);
 }
 
-static void send_one(struct slot *sl, uint64_t *s, struct counts *c)
+static void send_one(struct slot *sl, uint64_t *s, struct counts *c,
+		     struct fault *f)
 {
 	static const size_t sizes[] = { 0, 1, 100, 500, 1000, 1400, 1500, 4000 };
 	union {
@@ -533,8 +613,10 @@ static void send_one(struct slot *sl, uint64_t *s, struct counts *c)
 	msg.msg_control = msg.msg_controllen ? ctl.buf : NULL;
 	invalid = cmsgs_invalid(ctl.buf, msg.msg_controllen, sl->policy);
 
+	fault_arm(f, s, c);
 	rc = sendmsg(sl->fd, &msg, flags);
 	err = rc < 0 ? errno : 0;
+	fault_disarm(f, c);
 	c->send_errno[err <= MAX_ERRNO ? err : MAX_ERRNO]++;
 	if ((invalid && rc >= 0) || (!invalid && err == EINVAL)) {
 		if (c->verdict_errors++ == 0)
@@ -545,36 +627,168 @@ static void send_one(struct slot *sl, uint64_t *s, struct counts *c)
 	}
 }
 
+/* Errors that say an allocation failed, for a call with a fault armed. */
+static bool alloc_error(int err)
+{
+	return err == ENOMEM || err == ENOBUFS || err == EAGAIN;
+}
+
+static void set_txqlen(struct slot *sl, uint64_t *s, struct counts *c,
+		       struct fault *f)
+{
+	int val = random_txqlen(s), rc, err;
+	bool struck;
+
+	fault_arm(f, s, c);
+	rc = setopt(sl->fd, DCCP_SOCKOPT_QPOLICY_TXQLEN, val);
+	err = rc ? errno : 0;
+	struck = fault_disarm(f, c);
+	if (rc && !(struck && alloc_error(err)))
+		c->setopt_errors++;
+	c->txqlen_changes++;
+}
+
+/*
+ * The other per-socket options, on or off at any time: whether each may be
+ * changed on a connected socket, or with another set (EDF and NEWEST
+ * exclude each other; size pacing and Faster Restart are CCID 3's), is the
+ * kernel's to say, so refusals are counted, not judged.
+ */
+static void set_option(struct slot *sl, uint64_t *s, struct counts *c,
+		       struct fault *f)
+{
+	static const int opts[] = {
+		DCCP_SOCKOPT_QPOLICY_NOTIFY, DCCP_SOCKOPT_QPOLICY_LAST_RTT,
+		DCCP_SOCKOPT_QPOLICY_PREDICT, DCCP_SOCKOPT_QPOLICY_OWD,
+		DCCP_SOCKOPT_QPOLICY_EDF, DCCP_SOCKOPT_QPOLICY_NEWEST,
+		DCCP_SOCKOPT_QPOLICY_FRAME, DCCP_SOCKOPT_SIZE_PACING,
+		DCCP_SOCKOPT_FASTER_RESTART,
+	};
+	int opt = opts[below(s, sizeof(opts) / sizeof(opts[0]))];
+	int val = below(s, 2), rc;
+
+	fault_arm(f, s, c);
+	rc = setopt(sl->fd, opt, val);
+	fault_disarm(f, c);
+	c->opt_calls++;
+	if (rc)
+		c->opt_refused++;
+}
+
+/* Drain up to 8 drop notices from the socket's error queue. */
+static void read_notices(struct slot *sl, uint64_t *s, struct counts *c,
+			 struct fault *f)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct sock_extended_err)) + 64];
+		struct cmsghdr align;
+	} ctl;
+	char payload[4000];
+	struct iovec iov = { payload, sizeof(payload) };
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		struct msghdr msg = {
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+		};
+		ssize_t rc;
+
+		fault_arm(f, s, c);
+		rc = recvmsg(sl->fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT);
+		fault_disarm(f, c);
+		if (rc < 0)
+			break;
+		c->notices++;
+	}
+}
+
 struct worker {
 	pthread_t tid;
 	unsigned int id;
 	unsigned int round;
+	int nlfd;		/* NETLINK_SOCK_DIAG in the senders' namespace */
 };
+
+static char diag_bufs[MAX_THREADS][DIAG_BUF];
+
+static void diag_check(const struct inet_diag_msg *m,
+		       const struct dccp_qpolicy_diag *d, void *arg)
+{
+	struct counts *c = arg;
+	struct dccp_qpolicy_stats st;
+
+	(void)m;
+	c->dumped++;
+	if (!d)
+		return;
+	memcpy(&st, &d->stats, sizeof(st));
+	c->stats_checks++;
+	if (st.queued == st.sent + st.expired + st.evicted + st.frame +
+	    st.purged + st.ccid_err + st.qlen)
+		return;
+	if (c->stats_errors++ == 0)
+		printf("# stats broken in a sock_diag dump: queued %llu sent %llu expired %llu evicted %llu frame %llu purged %llu ccid_err %llu qlen %llu\n",
+		       (unsigned long long)st.queued, (unsigned long long)st.sent,
+		       (unsigned long long)st.expired, (unsigned long long)st.evicted,
+		       (unsigned long long)st.frame, (unsigned long long)st.purged,
+		       (unsigned long long)st.ccid_err, (unsigned long long)st.qlen);
+}
+
+/* A sock_diag dump of both families; it must end unless a fault struck. */
+static void diag_dump(struct worker *w, uint64_t *s, struct counts *c,
+		      struct fault *f)
+{
+	int family = below(s, 2) ? AF_INET6 : AF_INET, rc;
+	bool struck;
+
+	fault_arm(f, s, c);
+	rc = dccp_diag_dump(w->nlfd, family, diag_bufs[w->id], DIAG_BUF, diag_check, c);
+	struck = fault_disarm(f, c);
+	c->dumps++;
+	if (rc && !struck && c->dump_errors++ == 0)
+		printf("# sock_diag dump failed: %s\n", strerror(-rc));
+	/* a dump cut short leaves its rest queued: start the next one clean */
+	if (rc) {
+		char *buf = diag_bufs[w->id];
+
+		while (recv(w->nlfd, buf, DIAG_BUF, MSG_DONTWAIT) > 0)
+			;
+	}
+}
 
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct counts *c = &worker_counts[w->id];
 	uint64_t s = rnd_seed(w->round, w->id + 1);
+	struct fault f;
 
+	fault_open(&f);
 	while (!round_over) {
 		struct slot *sl = &slots[below(&s, cfg_sockets)];
 		unsigned int op = below(&s, 100);
 
+		if (op == 99) {
+			diag_dump(w, &s, c, &f);
+			continue;
+		}
 		pthread_rwlock_rdlock(&sl->lock);
 		if (sl->fd >= 0) {
-			if (op < 97) {
-				send_one(sl, &s, c);
-			} else {
-				if (setopt(sl->fd, DCCP_SOCKOPT_QPOLICY_TXQLEN,
-					   random_txqlen(&s)))
-					c->setopt_errors++;
-				c->txqlen_changes++;
-			}
+			if (op < 90)
+				send_one(sl, &s, c, &f);
+			else if (op < 93)
+				set_txqlen(sl, &s, c, &f);
+			else if (op < 97)
+				set_option(sl, &s, c, &f);
+			else
+				read_notices(sl, &s, c, &f);
 			check_stats(sl->fd, c);
 		}
 		pthread_rwlock_unlock(&sl->lock);
 	}
+	if (f.fd >= 0)
+		close(f.fd);
 	return NULL;
 }
 
@@ -587,8 +801,10 @@ static void *receiver_main(void *arg)
 	struct pollfd pfd[DCCPQ_POLICY_MAX * 2 + MAX_ACCEPTED];
 	unsigned int nl = DCCPQ_POLICY_MAX * 2, na = 0, i;
 	uint64_t s = rnd_seed(*(unsigned int *)arg, 0);
+	struct fault f;
 	char buf[2048];
 
+	fault_open(&f);
 	for (i = 0; i < nl; i++)
 		pfd[i] = (struct pollfd){ .fd = listeners[i], .events = POLLIN };
 	while (!receiver_stop) {
@@ -599,7 +815,9 @@ static void *receiver_main(void *arg)
 
 			if (!(pfd[i].revents & POLLIN))
 				continue;
+			fault_arm(&f, &s, &receiver_counts);
 			fd = accept(pfd[i].fd, NULL, NULL);
+			fault_disarm(&f, &receiver_counts);
 			if (fd < 0)
 				continue;
 			__atomic_add_fetch(&sockets_opened, 1, __ATOMIC_RELAXED);
@@ -623,6 +841,8 @@ static void *receiver_main(void *arg)
 	}
 	for (i = nl; i < nl + na; i++)
 		close_counted(pfd[i].fd);
+	if (f.fd >= 0)
+		close(f.fd);
 	return NULL;
 }
 
@@ -745,6 +965,12 @@ static bool run_round(unsigned int round, long skb_baseline)
 	pthread_create(&receiver, NULL, receiver_main, &round);
 	for (i = 0; i < cfg_threads; i++) {
 		workers[i] = (struct worker){ .id = i, .round = round };
+		enter_ns(ns_fd_a);
+		workers[i].nlfd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
+					 NETLINK_SOCK_DIAG);
+		enter_ns(ns_self);
+		if (workers[i].nlfd < 0)
+			ksft_exit_fail_msg("sock_diag socket: %s\n", strerror(errno));
 		pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]);
 	}
 
@@ -779,8 +1005,10 @@ static bool run_round(unsigned int round, long skb_baseline)
 	}
 
 	round_over = true;
-	for (i = 0; i < cfg_threads; i++)
+	for (i = 0; i < cfg_threads; i++) {
 		pthread_join(workers[i].tid, NULL);
+		close(workers[i].nlfd);
+	}
 	/* Close with whatever is queued, some after a shutdown. */
 	for (i = 0; i < cfg_sockets; i++)
 		slot_close(&slots[i], &s);
@@ -814,7 +1042,7 @@ static void usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [-s SEED] [-t SECONDS] [-r ROUND_SECONDS] [-n SOCKETS] [-j THREADS]\n"
-		"          [-c CALLS] [-u CYCLES]\n"
+		"          [-c CALLS] [-u CYCLES] [-f PERMILLE]\n"
 		"  -s  seed of all random choices (default 1)\n"
 		"  -t  time budget of all rounds in seconds (default 30)\n"
 		"  -r  seconds of sending per round (default 4)\n"
@@ -822,7 +1050,9 @@ static void usage(const char *prog)
 		"  -j  sending threads, sharing the sockets (default 4, at most %d)\n"
 		"  -c  run rounds until this many sendmsg/setsockopt calls were made\n"
 		"  -u  and until the modules were unloaded this many times\n"
-		"      (with -c or -u, failing if the budget ends first)\n",
+		"      (with -c or -u, failing if the budget ends first)\n"
+		"  -f  fail an allocation in this many of every 1000 calls (fault\n"
+		"      injection: a debug kernel)\n",
 		prog, MAX_SOCKETS, MAX_THREADS);
 	exit(KSFT_FAIL);
 }
@@ -831,7 +1061,7 @@ static void parse_opts(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "s:t:r:n:j:c:u:")) != -1) {
+	while ((c = getopt(argc, argv, "s:t:r:n:j:c:u:f:")) != -1) {
 		switch (c) {
 		case 's':
 			cfg_seed = strtoul(optarg, NULL, 0);
@@ -854,12 +1084,15 @@ static void parse_opts(int argc, char **argv)
 		case 'u':
 			cfg_cycles = strtoull(optarg, NULL, 0);
 			break;
+		case 'f':
+			cfg_faults = strtoul(optarg, NULL, 0);
+			break;
 		default:
 			usage(argv[0]);
 		}
 	}
 	if (!cfg_round || !cfg_sockets || cfg_sockets > MAX_SOCKETS ||
-	    !cfg_threads || cfg_threads > MAX_THREADS)
+	    !cfg_threads || cfg_threads > MAX_THREADS || cfg_faults > 1000)
 		usage(argv[0]);
 }
 
@@ -900,7 +1133,17 @@ static void print_totals(unsigned int rounds)
 			sum.tx_ccid[e] += worker_counts[i].tx_ccid[e];
 		if (worker_counts[i].ccid_err > sum.ccid_err)
 			sum.ccid_err = worker_counts[i].ccid_err;
+		sum.opt_calls += worker_counts[i].opt_calls;
+		sum.opt_refused += worker_counts[i].opt_refused;
+		sum.notices += worker_counts[i].notices;
+		sum.dumps += worker_counts[i].dumps;
+		sum.dumped += worker_counts[i].dumped;
+		sum.dump_errors += worker_counts[i].dump_errors;
+		sum.armed += worker_counts[i].armed;
+		sum.injected += worker_counts[i].injected;
 	}
+	sum.armed += main_counts.armed + receiver_counts.armed;
+	sum.injected += main_counts.injected + receiver_counts.injected;
 	for (e = 0; e <= MAX_ERRNO; e++)
 		tried += sum.send_errno[e];
 	printf("# seed %lu: %u rounds\n", cfg_seed, rounds);
@@ -910,7 +1153,17 @@ static void print_totals(unsigned int rounds)
 		if (sum.send_errno[e])
 			printf("# sendmsg: %llu %s\n", (unsigned long long)sum.send_errno[e],
 			       e == MAX_ERRNO ? "other errors" : strerrorname_np(e));
-	printf("# txqlen changes: %llu\n", (unsigned long long)sum.txqlen_changes);
+	printf("# txqlen changes: %llu; other options set: %llu (%llu refused)\n",
+	       (unsigned long long)sum.txqlen_changes, (unsigned long long)sum.opt_calls,
+	       (unsigned long long)sum.opt_refused);
+	printf("# drop notices read: %llu; sock_diag dumps: %llu (%llu sockets, %llu failed without a fault)\n",
+	       (unsigned long long)sum.notices, (unsigned long long)sum.dumps,
+	       (unsigned long long)sum.dumped, (unsigned long long)sum.dump_errors);
+	if (cfg_faults)
+		printf("# faults: %llu calls armed (%llu connect/close, %llu accept), %llu faults injected\n",
+		       (unsigned long long)sum.armed, (unsigned long long)main_counts.armed,
+		       (unsigned long long)receiver_counts.armed,
+		       (unsigned long long)sum.injected);
 	printf("# sockets: %llu opened, %llu closed\n",
 	       (unsigned long long)sockets_opened, (unsigned long long)sockets_closed);
 	printf("# module unload cycles: %llu\n", (unsigned long long)unload_cycles);
@@ -937,11 +1190,21 @@ static void print_totals(unsigned int rounds)
 		     (unsigned long long)sum.tx_ccid[2], (unsigned long long)sum.tx_ccid[3]);
 	if (!sum.ccid_err)
 		fail("no CCID error although CCID 3 refuses the empty datagrams sent");
+	if (sum.dump_errors)
+		fail("%llu sock_diag dumps failed without a fault", (unsigned long long)sum.dump_errors);
+	if (!sum.dumps || !sum.notices)
+		fail("the mix lacked an operation: %llu sock_diag dumps, %llu notices read",
+		     (unsigned long long)sum.dumps, (unsigned long long)sum.notices);
+	if (cfg_faults && !sum.injected)
+		fail("-f %u: no fault was injected in %llu armed calls", cfg_faults,
+		     (unsigned long long)sum.armed);
 }
 
 static void cleanup(void)
 {
 	net_down();
+	if (cfg_faults)
+		dccp_fault_defaults();
 }
 
 int main(int argc, char **argv)
@@ -960,6 +1223,16 @@ int main(int argc, char **argv)
 		ksft_exit_skip("must run as root (in the VM)\n");
 	if (sh("modprobe -a dccp_ipv4 dccp_ipv6 dccp_diag sch_netem veth 2>/dev/null"))
 		ksft_exit_skip("no DCCP modules\n");
+
+	if (cfg_faults) {
+		const char *why = dccp_fault_missing(), *knob = NULL;
+
+		if (why)
+			ksft_exit_fail_msg("-f: %s\n", why);
+		if (dccp_fault_quiet(0, &knob))
+			ksft_exit_fail_msg("-f: cannot set %s: %s\n", knob, strerror(errno));
+	}
+	fault_open(&main_fault);
 
 	snprintf(ns_a, sizeof(ns_a), "dst-a-%d", getpid());
 	snprintf(ns_b, sizeof(ns_b), "dst-b-%d", getpid());
@@ -981,9 +1254,9 @@ int main(int argc, char **argv)
 	skb_baseline = slab_objects(SKB_SLAB);
 	if (skb_baseline < 0)
 		ksft_exit_skip("no /proc/slabinfo entry for %s\n", SKB_SLAB);
-	printf("# seed %lu, %u s budget, %u s rounds, %u sockets, %u threads; %s %ld objects\n",
+	printf("# seed %lu, %u s budget, %u s rounds, %u sockets, %u threads, faults %u/1000; %s %ld objects\n",
 	       cfg_seed, cfg_duration, cfg_round, cfg_sockets, cfg_threads,
-	       SKB_SLAB, skb_baseline);
+	       cfg_faults, SKB_SLAB, skb_baseline);
 
 	/* Setting up and tearing down a round (namespace cleanup, above all)
 	 * takes longer than its sending time under TCG: start another round
