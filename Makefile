@@ -20,6 +20,8 @@
 #   make friendliness  CCID 3's TCP-friendliness: normalised throughput (VM)
 #   make vm CMD=... run a command in the VM (e.g. CMD="scripts/modules.sh status")
 #   make style      checkpatch.pl --strict on kernel/ and patches/
+#   make series-selftests  write the series' selftests patch (the last one of
+#                   patches/optional) from selftests/ after changing them
 #   make series-each every prefix of the series (patches/fixes, core,
 #                   optional) builds on each target with W=1 and is
 #                   checkpatch clean; about 10 min per target
@@ -61,7 +63,7 @@ export KVER BUILD ABI
 
 .PHONY: all inputs modules headers userspace selftests check check-host check-vm demo \
 	reproduce bench \
-	friendliness friendliness-v2-modules check-debug stress stress-debug faults fuzz style series-each \
+	friendliness friendliness-v2-modules check-debug stress stress-debug faults fuzz style series-selftests series-each \
 	venv vm load unload clean host-deps-check dkms-deb dkms-install-check dkms-vm dkms-check
 
 all: modules headers userspace selftests
@@ -335,6 +337,9 @@ venv:
 
 style: inputs
 	@scripts/style.sh
+
+series-selftests: inputs
+	@scripts/series-selftests.sh
 
 # The targets of this host's archive (not 7.3, which builds the series only
 # whole, with patches/7.x), each with its inputs.

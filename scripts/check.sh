@@ -13,7 +13,9 @@
 #
 #   1. style: checkpatch --strict of each target on patches/ and kernel/;
 #      the series made the same change on each target (same-series.sh);
-#      docutils on Documentation/ (scripts/doccheck.py)
+#      the series' selftests patch is what selftests/ gives
+#      (series-selftests.sh --check); docutils on Documentation/
+#      (scripts/doccheck.py)
 #   2. userspace host tests (make -C userspace check), and libFuzzer on the
 #      model and trace parsers for FUZZ_SECONDS (default 20) each
 #   3. the harness' host tests (scripts/tests/: the test accounting itself,
@@ -127,6 +129,7 @@ host_tests() {
 		count_step "style-$k" env KVER="$k" BUILD= scripts/style.sh
 	done
 	[ -z "$ALSO_KVERS" ] || count_step same-series env KVERS="$KVER $ALSO_KVERS" scripts/same-series.sh
+	count_step selftests-patch scripts/series-selftests.sh --check
 	count_step docs /usr/bin/python3 scripts/doccheck.py
 
 	echo "== userspace (host)"

@@ -103,21 +103,24 @@ static uint64_t sent(struct __test_metadata *_metadata, int fd)
 	return st.sent;
 }
 
-/* A CCID3 connection from namespace a to b: the sender's and the accepted socket */
+/*
+ * A CCID3 connection from namespace @a to @b, with Faster Restart and size
+ * pacing as given: the sender's and the accepted socket
+ */
 static void edges_connect(struct __test_metadata *_metadata,
-			  FIXTURE_DATA(edges) *self,
-			  const FIXTURE_VARIANT(edges) *variant,
+			  const char *a, const char *b,
+			  int faster_restart, int size_pacing,
 			  int *cfd, int *afd)
 {
 	int lfd;
 
-	dt_netns_switch(_metadata, self->b);
+	dt_netns_switch(_metadata, b);
 	lfd = dt_listen(_metadata, 3, "10.9.0.2", 4000);
-	dt_netns_switch(_metadata, self->a);
+	dt_netns_switch(_metadata, a);
 	*cfd = dt_socket(_metadata, 3, DCCPQ_POLICY_SIMPLE, 0);
-	ASSERT_EQ(0, dt_setopt(*cfd, DCCP_SOCKOPT_FASTER_RESTART, variant->faster_restart));
+	ASSERT_EQ(0, dt_setopt(*cfd, DCCP_SOCKOPT_FASTER_RESTART, faster_restart));
 	*afd = dt_connect(_metadata, *cfd, lfd, "10.9.0.2", 4000);
-	ASSERT_EQ(0, dt_setopt(*cfd, DCCP_SOCKOPT_SIZE_PACING, variant->size_pacing));
+	ASSERT_EQ(0, dt_setopt(*cfd, DCCP_SOCKOPT_SIZE_PACING, size_pacing));
 	close(lfd);
 }
 
@@ -149,7 +152,8 @@ TEST_F_TIMEOUT(edges, send_interval, 60)
 
 	dt_sh(_metadata, "ip -n %s link set va mtu 65535 && ip -n %s link set vb mtu 65535",
 	      self->a, self->b);
-	edges_connect(_metadata, self, variant, &cfd, &afd);
+	edges_connect(_metadata, self->a, self->b, variant->faster_restart,
+		      variant->size_pacing, &cfd, &afd);
 	/* from now on the feedback takes RTN_DELAY_MS; the handshake did not */
 	dt_sh(_metadata, "ip netns exec %s tc qdisc add dev vb root netem delay %dms limit 1000000",
 	      self->b, RTN_DELAY_MS);
@@ -228,7 +232,8 @@ TEST_F_TIMEOUT(edges, first_loss, 60)
 
 	dt_sh(_metadata, "ip netns exec %s tc qdisc add dev va root netem loss 0%%",
 	      self->a);
-	edges_connect(_metadata, self, variant, &cfd, &afd);
+	edges_connect(_metadata, self->a, self->b, variant->faster_restart,
+		      variant->size_pacing, &cfd, &afd);
 	kmsg = dt_kmsg_open(_metadata);
 
 	/* 1: the initial feedback, X_recv 0 */

@@ -77,7 +77,8 @@ TEST(ccid3_idle_sender)
 	dt_veth_pair_del(_metadata, a, b);
 
 	start = dt_now_ns();
-	while ((now = dt_read_int(REFCNT)) > before && dt_now_ns() - start < WAIT_S * 1000 * NSEC_PER_MSEC)
+	while ((now = dt_read_int(REFCNT)) > before &&
+	       dt_now_ns() - start < WAIT_S * 1000 * NSEC_PER_MSEC)
 		dt_sleep_ms(100);
 	TH_LOG("dccp_ipv4 refcnt %d after %llu ms", now,
 	       (unsigned long long)((dt_now_ns() - start) / NSEC_PER_MSEC));

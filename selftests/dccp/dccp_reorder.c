@@ -27,7 +27,8 @@ FIXTURE_SETUP(reorder)
 	snprintf(self->a, sizeof(self->a), "roA-%d", getpid());
 	snprintf(self->b, sizeof(self->b), "roB-%d", getpid());
 	dt_veth_pair(_metadata, self->a, self->b);
-	dt_sh(_metadata, "ip netns exec %s tc qdisc add dev va root netem delay %dms reorder 100%% gap 5 limit 10000",
+	dt_sh(_metadata,
+	      "ip netns exec %s tc qdisc add dev va root netem delay %dms reorder 100%% gap 5 limit 10000",
 	      self->a, DELAY_MS);
 	/* netem alone decides the order: no other reordering on the way */
 	dt_one_backlog(_metadata, self->a, "va");

@@ -266,7 +266,8 @@ TEST_F_TIMEOUT(veth, two_way, 120)
 			continue;
 		n_bad += recv_ready(afd, to_b, N_TWO_WAY);
 		n_bad += recv_ready(cfd, to_a, N_TWO_WAY);
-		once_b = once_a = 0;
+		once_b = 0;
+		once_a = 0;
 		for (int i = 0; i < N_TWO_WAY; i++) {
 			once_b += to_b[i] == 1;
 			once_a += to_a[i] == 1;

@@ -125,9 +125,11 @@ static inline void dt_veth_pair(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, system("modprobe -a dccp_ipv4 sch_netem veth"));
 	dt_sh(_metadata, "ip netns add %s && ip netns add %s", a, b);
 	dt_sh(_metadata, "ip -n %s link add va type veth peer name vb netns %s", a, b);
-	dt_sh(_metadata, "ip -n %s addr add 10.9.0.1/24 dev va && ip -n %s link set va up && ip -n %s link set lo up",
+	dt_sh(_metadata,
+	      "ip -n %s addr add 10.9.0.1/24 dev va && ip -n %s link set va up && ip -n %s link set lo up",
 	      a, a, a);
-	dt_sh(_metadata, "ip -n %s addr add 10.9.0.2/24 dev vb && ip -n %s link set vb up && ip -n %s link set lo up",
+	dt_sh(_metadata,
+	      "ip -n %s addr add 10.9.0.2/24 dev vb && ip -n %s link set vb up && ip -n %s link set lo up",
 	      b, b, b);
 }
 

@@ -27,14 +27,19 @@ FIXTURE_VARIANT(expiry) {
 };
 
 FIXTURE_VARIANT_ADD(expiry, sbpn1) { .policy = DCCPQ_POLICY_SBPN1 };
+
 FIXTURE_VARIANT_ADD(expiry, sbpn2) { .policy = DCCPQ_POLICY_SBPN2 };
+
 FIXTURE_VARIANT_ADD(expiry, sbpn3) { .policy = DCCPQ_POLICY_SBPN3 };
+
 FIXTURE_VARIANT_ADD(expiry, sbpn1_ipv6) {
 	.policy = DCCPQ_POLICY_SBPN1, .family = AF_INET6
 };
+
 FIXTURE_VARIANT_ADD(expiry, sbpn2_ipv6) {
 	.policy = DCCPQ_POLICY_SBPN2, .family = AF_INET6
 };
+
 FIXTURE_VARIANT_ADD(expiry, sbpn3_ipv6) {
 	.policy = DCCPQ_POLICY_SBPN3, .family = AF_INET6
 };

@@ -69,7 +69,7 @@ TEST_F(keepalive, sbpn2_keeps_x)
 		sbpn_stats_log(_metadata, k ? "SBPN2" : "SBPN1", &s[k]);
 		sbpn_check_invariant(_metadata, &s[k]);
 	}
-	TH_LOG("X before and after 3 s of expired packets: SBPN1 %llu -> %llu B/s, SBPN2 %llu -> %llu B/s",
+	TH_LOG("X before/after 3 s of expired packets: SBPN1 %llu -> %llu, SBPN2 %llu -> %llu B/s",
 	       (unsigned long long)x_before[0], (unsigned long long)x_after[0],
 	       (unsigned long long)x_before[1], (unsigned long long)x_after[1]);
 	/* SBPN1 sent none of them, SBPN2 (nearly) all, as expired_sent */

@@ -122,7 +122,7 @@ TEST_F(notices, two_way)
 	meminfo(_metadata, fd, mi);
 	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
 		got++;
-	TH_LOG("peer's packets: %d of %d received, rmem_alloc %u of rcvbuf %u before reading, drops %u",
+	TH_LOG("peer's packets: %d of %d received, rmem_alloc %u of rcvbuf %u unread, drops %u",
 	       got, N_PEER, mi[SK_MEMINFO_RMEM_ALLOC], mi[SK_MEMINFO_RCVBUF],
 	       mi[SK_MEMINFO_DROPS]);
 	EXPECT_EQ(0, mi[SK_MEMINFO_DROPS]);

@@ -59,12 +59,15 @@ FIXTURE_VARIANT(reclaim) {
 FIXTURE_VARIANT_ADD(reclaim, newest) {
 	.policy = DCCPQ_POLICY_SBPN1, .newest = 1, .high = 0, .reclaims = 1,
 };
+
 FIXTURE_VARIANT_ADD(reclaim, lower_band) {
 	.policy = DCCPQ_POLICY_SBPN1, .newest = 0, .high = 1, .reclaims = 1,
 };
+
 FIXTURE_VARIANT_ADD(reclaim, sbpn2) {
 	.policy = DCCPQ_POLICY_SBPN2, .newest = 1, .high = 0, .reclaims = 1,
 };
+
 FIXTURE_VARIANT_ADD(reclaim, sbpn3) {
 	.policy = DCCPQ_POLICY_SBPN3, .newest = 1, .high = 0, .reclaims = 0,
 };

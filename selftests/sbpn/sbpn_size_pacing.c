@@ -65,11 +65,8 @@ TEST_F(size_pacing, small_after_large)
 	s = sbpn_stats(_metadata, fd);
 	sbpn_stats_log(_metadata, "after 1 s", &s);
 	sbpn_check_invariant(_metadata, &s);
-	if (variant->on) {
-		EXPECT_LE(6, s.sent);
-	} else {
-		EXPECT_GE(4, s.sent);
-	}
+	/* at least 6 of the 10 sent within 1 s with it, at most 4 without */
+	EXPECT_TRUE(variant->on ? s.sent >= 6 : s.sent <= 4);
 }
 
 TEST_HARNESS_MAIN

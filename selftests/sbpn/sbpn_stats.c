@@ -106,7 +106,8 @@ TEST_F(stats, agree_with_receiver)
 	switch (variant->policy) {
 	case DCCPQ_POLICY_SIMPLE:
 		EXPECT_EQ(0, s.evicted);
-		/* fall through */
+		EXPECT_EQ(0, s.expired + s.expired_sent);
+		break;
 	case DCCPQ_POLICY_PRIO:
 		EXPECT_EQ(0, s.expired + s.expired_sent);
 		break;
