@@ -56,21 +56,8 @@ TEST_F(owd, queue_grew)
 	ti = sbpn_tx_info(_metadata, fd);
 	ASSERT_GT(250000, ti.rtt_us);
 
-	/* the feedback's queue grows; packets every 50 ms bring samples */
-	sbpn_set_ack_qdisc(_metadata, LONG);
-	for (int ms = 0; ms < 30000 && ti.rtt_us < 300000; ms += 50) {
-		ASSERT_EQ(0, dt_send(fd, tag++, 1, 0, 0, 0, MSG_DONTWAIT));
-		dt_sleep_ms(50);
-		ti = sbpn_tx_info(_metadata, fd);
-	}
-	ASSERT_LE(300000, ti.rtt_us);
-	for (int ms = 0; ms < SBPN_WAIT_MS; ms += 10) {
-		s0 = sbpn_stats(_metadata, fd);
-		if (!s0.qlen)
-			break;
-		dt_sleep_ms(10);
-	}
-	ASSERT_EQ(0, s0.qlen);
+	/* the feedback's queue grows */
+	s0 = sbpn_grow_rtt(_metadata, fd, 1, LONG, 300000, &tag);
 
 	ti = sbpn_tx_info(_metadata, fd);
 	due_ms = (ti.rtt_us / 2 + ti.rtt_us - 60000) / 2 / 1000;

@@ -358,7 +358,7 @@ sbpn_drain(struct __test_metadata *_metadata, int fd)
 		dt_sleep_ms(50);
 		s = sbpn_stats(_metadata, fd);
 	}
-	EXPECT_EQ(0, s.qlen);
+	ASSERT_EQ(0, s.qlen);
 	return s;
 }
 
@@ -601,16 +601,53 @@ static inline struct dt_tfrc_tx_info sbpn_tx_info(struct __test_metadata *_metad
 	return ti;
 }
 
+/* Replace the root qdisc of vb<path>, the receiver's end of @path (its Acks). */
+static inline void sbpn_set_path_ack_qdisc(struct __test_metadata *_metadata,
+					   int path, const char *qdisc)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "qdisc change dev vb%d root %s\n", path, qdisc);
+	sbpn_switch(_metadata, sbpn_ns_b);
+	ASSERT_EQ(0, sbpn_batch("tc", cmd));
+	sbpn_switch(_metadata, sbpn_ns_a);
+}
+
 /* Replace the root qdisc of vb1, the receiver's end of path 1 (its Acks). */
 static inline void sbpn_set_ack_qdisc(struct __test_metadata *_metadata,
 				      const char *qdisc)
 {
-	char cmd[128];
+	sbpn_set_path_ack_qdisc(_metadata, 1, qdisc);
+}
 
-	snprintf(cmd, sizeof(cmd), "qdisc change dev vb1 root %s\n", qdisc);
-	sbpn_switch(_metadata, sbpn_ns_b);
-	ASSERT_EQ(0, sbpn_batch("tc", cmd));
-	sbpn_switch(_metadata, sbpn_ns_a);
+/*
+ * Make CCID 3's smoothed RTT of @fd, a sender on @path whose feedback
+ * comes back through @qdisc from now on, climb to @rtt_us: a packet every
+ * 50 ms brings samples, for up to 30 s.  Then wait until its queue is
+ * empty; returns the counters then.
+ */
+static inline struct dccp_qpolicy_stats
+sbpn_grow_rtt(struct __test_metadata *_metadata, int fd, int path,
+	      const char *qdisc, unsigned int rtt_us, uint32_t *tag)
+{
+	struct dccp_qpolicy_stats s = { 0 };
+	struct dt_tfrc_tx_info ti = sbpn_tx_info(_metadata, fd);
+
+	sbpn_set_path_ack_qdisc(_metadata, path, qdisc);
+	for (int ms = 0; ms < 30000 && ti.rtt_us < rtt_us; ms += 50) {
+		ASSERT_EQ(0, dt_send(fd, (*tag)++, 1, 0, 0, 0, MSG_DONTWAIT));
+		dt_sleep_ms(50);
+		ti = sbpn_tx_info(_metadata, fd);
+	}
+	ASSERT_LE(rtt_us, ti.rtt_us);
+	for (int ms = 0; ms < SBPN_WAIT_MS; ms += 10) {
+		s = sbpn_stats(_metadata, fd);
+		if (!s.qlen)
+			break;
+		dt_sleep_ms(10);
+	}
+	ASSERT_EQ(0, s.qlen);
+	return s;
 }
 
 #endif /* SBPN_TEST_H */

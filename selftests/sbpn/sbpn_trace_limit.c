@@ -155,22 +155,7 @@ TEST_F(limit, owd)
 	ti = sbpn_tx_info(_metadata, fd);
 	ASSERT_GT(250000, ti.rtt_us);
 
-	sbpn_switch(_metadata, sbpn_ns_b);
-	ASSERT_EQ(0, sbpn_batch("tc", "qdisc change dev vb2 root " LONG "\n"));
-	sbpn_switch(_metadata, sbpn_ns_a);
-	for (int ms = 0; ms < 30000 && ti.rtt_us < 300000; ms += 50) {
-		ASSERT_EQ(0, dt_send(fd, tag++, 1, 0, 0, 0, MSG_DONTWAIT));
-		dt_sleep_ms(50);
-		ti = sbpn_tx_info(_metadata, fd);
-	}
-	ASSERT_LE(300000, ti.rtt_us);
-	for (int ms = 0; ms < SBPN_WAIT_MS; ms += 10) {
-		s0 = sbpn_stats(_metadata, fd);
-		if (!s0.qlen)
-			break;
-		dt_sleep_ms(10);
-	}
-	ASSERT_EQ(0, s0.qlen);
+	s0 = sbpn_grow_rtt(_metadata, fd, 2, LONG, 300000, &tag);
 
 	ti = sbpn_tx_info(_metadata, fd);
 	due_ms = (ti.rtt_us / 2 + ti.rtt_us - 60000) / 2 / 1000;
@@ -180,9 +165,7 @@ TEST_F(limit, owd)
 	ASSERT_EQ(0, dt_send(fd, 7, 1, 1, 1, t_due, MSG_DONTWAIT));
 	s = sbpn_stats(_metadata, fd);
 	sbpn_stats_log(_metadata, "after the packet", &s);
-	sbpn_switch(_metadata, sbpn_ns_b);
-	EXPECT_EQ(0, sbpn_batch("tc", "qdisc change dev vb2 root " SHORT "\n"));
-	sbpn_switch(_metadata, sbpn_ns_a);
+	sbpn_set_path_ack_qdisc(_metadata, 2, SHORT);
 	ASSERT_EQ(1, s.expired - s0.expired);
 	ASSERT_EQ(1, trace_find(_metadata, fd, t_due, &e));
 	check_limit(_metadata, &e);
