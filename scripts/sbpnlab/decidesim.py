@@ -227,6 +227,37 @@ def campaign_points(rows, conf):
     return points
 
 
+def modes(comparisons, margins):
+    """The truths the resample and design parts judge verdicts against.
+    comparisons: each one's pairs, {metric: {repetition: difference}};
+    margins: {metric: margin}.  Yields, per mode, (mode, truths, moved):
+    each comparison's pairs moved so that their mean, its truth, is as
+    measured, 0 (centred) or +margin (shifted), in the order given."""
+    for mode in ("as measured", "centred: no effect", "shifted: every effect at +margin"):
+        truths, moved = [], []
+        for pairs in comparisons:
+            truth, shifted = {}, {}
+            for m, d in pairs.items():
+                mean = sum(d.values()) / len(d)
+                shift = (0.0 if mode == "as measured" else
+                         -mean + (margins[m] if mode.startswith("shifted") else 0.0))
+                truth[m] = mean + shift
+                shifted[m] = {r: x + shift for r, x in d.items()}
+            truths.append(truth)
+            moved.append(shifted)
+        yield mode, truths, moved
+
+
+def draw(comparisons, reps, maximum, rng):
+    """One resampled campaign: maximum repetitions drawn from reps with
+    replacement, the same for every comparison, so that each keeps its
+    pairs and their correlation; per comparison {metric: [(k, the k-th
+    drawn repetition's difference)]}, k from 1."""
+    picked = rng.choice(reps, size=maximum).tolist()
+    return [{m: [(k, d[r]) for k, r in enumerate(picked, 1) if r in d] for m, d in pairs.items()}
+            for pairs in comparisons]
+
+
 def resample(camp, conf, sims, rng, interval=sequential.confidence_sequence):
     """Rows of the resampling part for one campaign (None if it is not
     complete: fewer pairs than its repetitions)."""
@@ -236,28 +267,16 @@ def resample(camp, conf, sims, rng, interval=sequential.confidence_sequence):
     if not points or any(len(d) < maximum for pt in points for _, diffs in pt
                          for d in diffs.values()):
         return None
-    margins = [{m: float(conf["margins"][name]) for m, name, *_ in sequential.METRICS
-                if m in diffs} for pt in points for _, diffs in pt]
+    margin = {m: float(conf["margins"][name]) for m, name, *_ in sequential.METRICS}
+    comparisons = [diffs for pt in points for _, diffs in pt]
+    margins = [{m: margin[m] for m in diffs} for diffs in comparisons]
     reps = list(range(1, maximum + 1))
     out = []
-    for mode in ("as measured", "centred: no effect", "shifted: every effect at +margin"):
-        truths, shifted, i = [], [], 0
-        for pt in points:
-            spt = []
-            for _, diffs in pt:
-                mean = {m: sum(d.values()) / len(d) for m, d in diffs.items()}
-                shift = {m: (0 if mode == "as measured" else -mean[m] +
-                             (margins[i][m] if mode.startswith("shifted") else 0))
-                         for m in diffs}
-                truths.append({m: mean[m] + shift[m] for m in diffs})
-                spt.append({m: {r: v + shift[m] for r, v in d.items()} for m, d in diffs.items()})
-                i += 1
-            shifted.append(spt)
+    for mode, truths, moved in modes(comparisons, margin):
         s = _new()
         for _ in range(sims):
-            draw = rng.choice(reps, size=maximum).tolist()
-            pts = [[{m: [(k, d[r]) for k, r in enumerate(draw, 1) if r in d]
-                     for m, d in diffs.items()} for diffs in pt] for pt in shifted]
+            drawn = iter(draw(moved, reps, maximum, rng))
+            pts = [[next(drawn) for _ in pt] for pt in points]
             _add(s, simulate_campaign(pts, truths, margins, conf, maximum, interval))
         ncomp = sum(len(pt) for pt in points)
         out.append(_row(f"resample {os.path.basename(os.path.normpath(camp))} "
@@ -337,24 +356,15 @@ def design(sc, camp, jobs, sims, rng, interval=sequential.confidence_sequence):
     alpha = conf["alpha"] / family
     reps = sorted(next(iter(next(iter(pairs.values())).values())))
     out = []
-    for mode in ("as measured", "centred: no effect", "shifted: every effect at +margin"):
-        truth, shifted = {}, {}
-        for v, ms in pairs.items():
-            for m, d in ms.items():
-                mean = sum(d.values()) / len(d)
-                shift = (0.0 if mode == "as measured" else
-                         -mean + (margins[m] if mode.startswith("shifted") else 0.0))
-                truth[v, m] = mean + shift
-                shifted[v, m] = {r: x + shift for r, x in d.items()}
+    for mode, truths, moved in modes(list(pairs.values()), margins):
+        truth = {(v, m): x for v, t in zip(pairs, truths) for m, x in t.items()}
         tally = {k: {"verdict": 0, "wrong": 0, "first": 0, **{x: 0 for x in sequential.VERDICTS}}
                  for k in truth}
         total = {"wrong": 0, "runs": 0, "max_runs": 0, "waves": 0, "max_waves": 0,
                  "rounds": 0, "decided": 0}
         for _ in range(sims):
-            draw = rng.choice(reps, size=maximum).tolist()
             stops, anywrong = [], False
-            for v, ms in pairs.items():
-                series = {m: [(k, shifted[v, m][r]) for k, r in enumerate(draw, 1)] for m in ms}
+            for (v, ms), series in zip(pairs.items(), draw(moved, reps, maximum, rng)):
                 res = sequential.evaluate(series, cutoffs, {m: margins[m] for m in ms}, alpha,
                                           maximum, interval)
                 stops.append(res["repetition"])

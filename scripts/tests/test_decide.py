@@ -479,6 +479,40 @@ metrics = ["audio", "frames"]
 
 
 @test
+def resampled_campaigns():
+    """The campaigns the resample and design parts simulate (decidesim.modes,
+    .draw): each comparison's pairs moved by one amount so that their mean
+    is as measured, 0 or +margin; whole repetitions drawn, the same for
+    every comparison and metric; resample() on a campaign of known pairs."""
+    pairs = [{"a": {1: 1.0, 2: 3.0, 3: 8.0}},
+             {"a": {1: -1.0, 2: -2.0, 3: -6.0}, "b": {1: 10.0, 2: 10.0, 3: 10.0}}]
+    got = {mode: (truths, moved) for mode, truths, moved
+           in decidesim.modes(pairs, {"a": 2.0, "b": 5.0})}
+    check(got["as measured"] == ([{"a": 4.0}, {"a": -3.0, "b": 10.0}], pairs),
+          f"as measured: {got['as measured']}")
+    check(got["centred: no effect"] == (
+        [{"a": 0.0}, {"a": 0.0, "b": 0.0}],
+        [{"a": {1: -3.0, 2: -1.0, 3: 4.0}},
+         {"a": {1: 2.0, 2: 1.0, 3: -3.0}, "b": {1: 0.0, 2: 0.0, 3: 0.0}}]),
+        f"centred: {got['centred: no effect']}")
+    check(got["shifted: every effect at +margin"] == (
+        [{"a": 2.0}, {"a": 2.0, "b": 5.0}],
+        [{"a": {1: -1.0, 2: 1.0, 3: 6.0}},
+         {"a": {1: 4.0, 2: 3.0, 3: -1.0}, "b": {1: 5.0, 2: 5.0, 3: 5.0}}]),
+        f"shifted: {got['shifted: every effect at +margin']}")
+    camp = decidesim.draw(pairs, [1, 2, 3], 6, decidesim.np.random.default_rng(1))
+    picked = decidesim.np.random.default_rng(1).choice([1, 2, 3], size=6).tolist()
+    want = [{m: [(k, d[r]) for k, r in enumerate(picked, 1)] for m, d in c.items()}
+            for c in pairs]
+    check(camp == want and len(set(picked)) > 1, f"drawn {picked}: {camp}")
+    rows = decidesim.resample(design_campaign("resample", lambda r: 10.0, lambda r: r % 3),
+                              sequential.settings(), 20, decidesim.np.random.default_rng(1))
+    check([r["case"] for r in rows] == [m for m, *_ in decidesim.modes([], {})] and
+          all(r["part"] == "resample resample (1 comparisons)" and r["error_rate"] == 0 and
+              r["decided_share"] == 1 and r["runs_full"] == 40 for r in rows), f"{rows}")
+
+
+@test
 def report_prints_the_decision():
     rng = random.Random(2)
     d = decide.analyse(rows_of([0.1 + rng.gauss(0, 0.02) for _ in range(12)]),
