@@ -613,6 +613,18 @@ def main_table(by_policy, summaries):
             head, table)
 
 
+def paired_summary(rows, baseline, policy, metric, summaries):
+    """policy - baseline in metric over the runs with the same seed (the
+    same media schedule; none when a run lacks the metric), kept in
+    summaries as paired_<metric>: the tables that show one pairing
+    (paired_table, paired_quality_table) compute it once."""
+    key = policy, f"paired_{metric}"
+    if key not in summaries:
+        summaries[key] = (stats.paired_policies(rows, baseline, policy, metric)
+                          if all(metric in r for r in rows) else stats.summary([]))
+    return summaries[key]
+
+
 def paired_table(rows, baseline, summaries):
     """Differences to the baseline of runs with the same seed (the same media
     schedule); the summaries are added to summaries as paired_<metric>."""
@@ -628,17 +640,13 @@ def paired_table(rows, baseline, summaries):
             continue
         row = [p, ""]
         for metric, scale in columns:
-            s = (stats.paired_policies(rows, baseline, p, metric)
-                 if all(metric in r for r in rows) else stats.summary([]))
-            summaries[p, f"paired_{metric}"] = s
+            s = paired_summary(rows, baseline, p, metric, summaries)
             row[1] = row[1] or str(s["n"])
             row.append(cell(s, scale))
         # the finding's quality metrics: summary.csv only, for a later
         # report's --reference
         for metric, *_ in QUALITY_HEADLINE:
-            summaries[p, f"paired_{metric}"] = (
-                stats.paired_policies(rows, baseline, p, metric)
-                if all(metric in r for r in rows) else stats.summary([]))
+            paired_summary(rows, baseline, p, metric, summaries)
         table.append(row)
     return (f"differences to {baseline} of runs with the same seed, percentage points "
             "(TCP: kbit/s)", head, table)
@@ -761,9 +769,7 @@ def paired_quality_table(rows, baseline, summaries):
             continue
         row = [p, "0"]
         for metric, scale, _, digits in PAIRED_QUALITY:
-            s = (stats.paired_policies(rows, baseline, p, metric)
-                 if all(metric in r for r in rows) else stats.summary([]))
-            summaries[p, f"paired_{metric}"] = s
+            s = paired_summary(rows, baseline, p, metric, summaries)
             row[1] = str(max(int(row[1]), s["n"]))
             row.append(cell(s, scale, digits))
         table.append(row)

@@ -743,6 +743,33 @@ def headline_adds_freezes_and_voice_mos():
 
 
 @test
+def paired_tables_pair_each_metric_once():
+    """The paired table and the paired quality table share the finding's
+    freezes and MOS: each variant's pairing of each metric is made once
+    (report.paired_summary), and both keep the one in summaries."""
+    metrics = ("audio.on_time_frac", "video.on_time_frac", "video.frames_on_time_frac",
+               "tcp.goodput_kbps", "video.freeze_s_per_min", "audio.mos",
+               "video.decodable_frac")
+    rows = [{"policy": p, "key": (seed, 1), **{m: seed + (p == "sbpn2") for m in metrics}}
+            for seed in range(3) for p in ("simple", "sbpn2", "prio")]
+    made = []
+    real = stats.paired_policies
+    stats.paired_policies = lambda rows, base, p, m: made.append((p, m)) or real(rows, base, p, m)
+    try:
+        summaries = {}
+        report.paired_table(rows, "simple", summaries)
+        report.paired_quality_table(rows, "simple", summaries)
+    finally:
+        stats.paired_policies = real
+    check(sorted(made) == sorted({(p, m) for p in ("sbpn2", "prio") for m in metrics}),
+          f"pairings made: {made}")
+    check([k for k in summaries if k[0] == "sbpn2"] ==
+          [("sbpn2", f"paired_{m}") for m in metrics] and
+          summaries["sbpn2", "paired_audio.mos"]["mean"] == 1 and
+          summaries["prio", "paired_audio.mos"]["mean"] == 0, f"summaries: {summaries}")
+
+
+@test
 def report_tables():
     out = os.path.join(TMP, "report")
     rc, text, err = run_report(campaign(), "--out", out, "--no-figures")
