@@ -4,7 +4,7 @@
 # Make one consistent set of Debian kernel inputs available for the target
 # KVER (6.1, Debian 12's kernel; or 6.12, Debian 13's, which bookworm's
 # archive also carries; the default is the host release's own, see
-# scripts/host-deps.sh --kvers), from the host's archive.  KVER=7.3,
+# scripts/kver.sh), from the host's archive.  KVER=7.3,
 # Debian 13's newest kernel (trixie-backports, without DCCP), has inputs of
 # another kind: scripts/kernel-inputs-7x.sh fetches them.
 #
@@ -36,10 +36,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${CACHE:-$ROOT/.cache/kernel}
-if [ -z "${KVER:-}" ]; then
-	KVER=$("$ROOT/scripts/host-deps.sh" --kvers 2>/dev/null) || KVER=6.1
-	KVER=${KVER%% *}
-fi
+# shellcheck source=scripts/kver.sh
+. "$ROOT/scripts/kver.sh"
 [ "$KVER" != 7.3 ] || exec "$ROOT/scripts/kernel-inputs-7x.sh"
 
 # The host's Debian release (bookworm or trixie), for the 6.12 default.

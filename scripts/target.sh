@@ -6,7 +6,7 @@
 # 7.3 (Debian 13's newest, trixie-backports: no DCCP of its own; 6.12's DCCP
 # with the carried functions of patches/7.x, built in a Debian 13 root,
 # KROOT; see kernel-inputs-7x.sh); the default is the host release's own
-# (scripts/host-deps.sh --kvers).  scripts/kernel-inputs.sh describes the
+# (scripts/kver.sh).  scripts/kernel-inputs.sh describes the
 # target's inputs in
 # $CACHE/$KVER.env (ABI, DEBVER); its build outputs go to build/ for 6.1 and
 # to build/$KVER/ for another target, so that both can be built side by side.
@@ -16,10 +16,8 @@
 # ABI, DEBVER and KDIR (the headers' build directory); for 7.3 also KROOT,
 # DCCP_SRC and DCCP_DEBVER (where DCCP's source comes from).
 
-if [ -z "${KVER:-}" ]; then
-	KVER=$("$ROOT/scripts/host-deps.sh" --kvers 2>/dev/null) || KVER=6.1
-	KVER=${KVER%% *}
-fi
+# shellcheck source=scripts/kver.sh
+. "$ROOT/scripts/kver.sh"
 CACHE=${CACHE:-$ROOT/.cache/kernel}
 if [ "$KVER" = 6.1 ]; then
 	TARGET_BUILD=$ROOT/build

@@ -61,7 +61,7 @@ def test(name, ok, why=""):
 
 def main():
     print("TAP version 13")
-    print("1..13")
+    print("1..14")
     rc, bookworm, err = run(BOOKWORM, "--list")
     test("Debian 12 gets clang 14's libFuzzer runtime",
          rc == 0 and "libclang-rt-14-dev" in bookworm and "clang" in bookworm
@@ -111,6 +111,21 @@ def main():
             got[name] = (p.returncode, p.stdout.strip(), p.stderr.strip())
     test("target.sh's default KVER is the host release's",
          got["bookworm"][:2] == (0, "6.1") and got["trixie"][:2] == (0, "6.12"), str(got))
+    got = {}
+    for name, osr, kver in (("trixie", TRIXIE, ""), ("ubuntu", UBUNTU, ""),
+                            ("bookworm 7.3", BOOKWORM, "7.3"), ("trixie 6.1", TRIXIE, "6.1")):
+        with tempfile.NamedTemporaryFile("w", suffix="-os-release", delete=False) as f:
+            f.write(osr)
+        env = {k: v for k, v in os.environ.items() if k != "KVER"}
+        env.update(OS_RELEASE=f.name, ROOT=ROOT, **({"KVER": kver} if kver else {}))
+        p = subprocess.run(["bash", "-c", '. "$ROOT/scripts/kver.sh" && echo "$KVER"'],
+                           env=env, capture_output=True, text=True)
+        os.unlink(f.name)
+        got[name] = p.stdout.strip()
+    test("kver.sh (target.sh's and kernel-inputs.sh's KVER): 6.1 on another system, "
+         "a KVER given kept",
+         got == {"trixie": "6.12", "ubuntu": "6.1", "bookworm 7.3": "7.3", "trixie 6.1": "6.1"},
+         str(got))
     rc, out, err = run(BOOKWORM, "--list", "forky")
     test("--list of an unknown release stops, named", rc != 0 and not out and "'forky'" in err,
          f"{rc} {out} {err}")
