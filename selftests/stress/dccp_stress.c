@@ -564,6 +564,22 @@ static bool cmsgs_invalid(const unsigned char *buf, size_t len, int policy)
 	return false;
 }
 
+/* Count a read of the counters; report the first that breaks the identity. */
+static void check_identity(const struct dccp_qpolicy_stats *st, struct counts *c,
+			   const char *where)
+{
+	c->stats_checks++;
+	if (st->queued == st->sent + st->expired + st->evicted + st->frame +
+	    st->purged + st->ccid_err + st->qlen)
+		return;
+	if (c->stats_errors++ == 0)
+		printf("# stats broken%s: queued %llu sent %llu expired %llu evicted %llu frame %llu purged %llu ccid_err %llu qlen %llu\n",
+		       where, (unsigned long long)st->queued, (unsigned long long)st->sent,
+		       (unsigned long long)st->expired, (unsigned long long)st->evicted,
+		       (unsigned long long)st->frame, (unsigned long long)st->purged,
+		       (unsigned long long)st->ccid_err, (unsigned long long)st->qlen);
+}
+
 static void check_stats(int fd, struct counts *c)
 {
 	struct dccp_qpolicy_stats st;
@@ -572,7 +588,6 @@ static void check_stats(int fd, struct counts *c)
 
 	if (getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_STATS, &st, &len))
 		return;
-	c->stats_checks++;
 	len = sizeof(ccid);
 	/* the TX CCID is known once the connection is up; [0]: not yet */
 	if (getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_TX_CCID, &ccid, &len) ||
@@ -581,15 +596,7 @@ static void check_stats(int fd, struct counts *c)
 	c->tx_ccid[ccid]++;
 	if (st.ccid_err > c->ccid_err)
 		c->ccid_err = st.ccid_err;
-	if (st.queued == st.sent + st.expired + st.evicted + st.frame +
-	    st.purged + st.ccid_err + st.qlen)
-		return;
-	if (c->stats_errors++ == 0)
-		printf("# stats broken: queued %llu sent %llu expired %llu evicted %llu frame %llu purged %llu ccid_err %llu qlen %llu\n",
-		       (unsigned long long)st.queued, (unsigned long long)st.sent,
-		       (unsigned long long)st.expired, (unsigned long long)st.evicted,
-		       (unsigned long long)st.frame, (unsigned long long)st.purged,
-		       (unsigned long long)st.ccid_err, (unsigned long long)st.qlen);
+	check_identity(&st, c, "");
 }
 
 static void send_one(struct slot *sl, uint64_t *s, struct counts *c,
@@ -723,16 +730,7 @@ static void diag_check(const struct inet_diag_msg *m,
 	if (!d)
 		return;
 	memcpy(&st, &d->stats, sizeof(st));
-	c->stats_checks++;
-	if (st.queued == st.sent + st.expired + st.evicted + st.frame +
-	    st.purged + st.ccid_err + st.qlen)
-		return;
-	if (c->stats_errors++ == 0)
-		printf("# stats broken in a sock_diag dump: queued %llu sent %llu expired %llu evicted %llu frame %llu purged %llu ccid_err %llu qlen %llu\n",
-		       (unsigned long long)st.queued, (unsigned long long)st.sent,
-		       (unsigned long long)st.expired, (unsigned long long)st.evicted,
-		       (unsigned long long)st.frame, (unsigned long long)st.purged,
-		       (unsigned long long)st.ccid_err, (unsigned long long)st.qlen);
+	check_identity(&st, c, " in a sock_diag dump");
 }
 
 /* A sock_diag dump of both families; it must end unless a fault struck. */
