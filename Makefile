@@ -99,7 +99,7 @@ modules: inputs
 # Userspace sees the patched uapi header, never a second copy of it.
 headers: modules
 	@mkdir -p $(BUILD)/include/linux
-	@for h in dccp.h inet_diag.h; do \
+	@for h in dccp.h inet_diag.h errqueue.h; do \
 		cmp -s $(TREE)/include/uapi/linux/$$h $(BUILD)/include/linux/$$h || \
 			cp $(TREE)/include/uapi/linux/$$h $(BUILD)/include/linux/$$h; \
 	done

@@ -40,18 +40,22 @@ PARTS=(
 	include/linux/dccp.h
 	Documentation/networking/dccp.rst
 )
-# The inet_diag headers (our series adds an attribute) are the target
-# kernel's: 7.x's inet_diag API is not 6.12's (struct inet_diag_handler
-# lost a member, the uapi header gained the timer enum), so on 7.x they
-# come from 7.3's source, not DCCP's.  Both must be in the tree, or
-# NOSTDINC_FLAGS would find the uapi header for <linux/inet_diag.h>.
-DIAG_PARTS=(
+# The inet_diag headers (our series adds an attribute) and the errqueue
+# headers (it adds a notice origin) are the target kernel's: 7.x's
+# inet_diag API is not 6.12's (struct inet_diag_handler lost a member, the
+# uapi header gained the timer enum), nor is its errqueue.h (a timestamp
+# type more), so on 7.x they come from 7.3's source, not DCCP's.  Both of
+# each pair must be in the tree, or NOSTDINC_FLAGS would find the uapi
+# header for <linux/inet_diag.h> or <linux/errqueue.h>.
+TARGET_PARTS=(
 	include/uapi/linux/inet_diag.h
 	include/linux/inet_diag.h
+	include/uapi/linux/errqueue.h
+	include/linux/errqueue.h
 )
 # 7.x removed CCID 3's shared header along with DCCP.
 if [ -z "${DCCP_SRC:-}" ]; then
-	PARTS+=("${DIAG_PARTS[@]}")
+	PARTS+=("${TARGET_PARTS[@]}")
 else
 	PARTS+=(include/linux/tfrc.h)
 fi
@@ -73,7 +77,7 @@ for p in "${PARTS[@]}"; do
 	cp -a "$SRC/$p" "$NEW/$p"
 done
 if [ -n "${DCCP_SRC:-}" ]; then
-	for p in "${DIAG_PARTS[@]}"; do
+	for p in "${TARGET_PARTS[@]}"; do
 		mkdir -p "$NEW/$(dirname "$p")"
 		cp -a "$CACHE/$ABI/source/$p" "$NEW/$p"
 	done

@@ -24,7 +24,7 @@
 #                                    modules are built in it (scripts/in-root.sh)
 #   $CACHE/$ABI/source/              the parts of linux-source-7.3 we need:
 #                                    checkpatch, the kselftest harness, the
-#                                    inet_diag headers DCCP builds against
+#                                    inet_diag and errqueue headers DCCP builds against
 #                                    (7.x's API is not 6.12's), and the files
 #                                    patches/7.x/carry.list takes functions
 #                                    from
@@ -71,6 +71,8 @@ SOURCE_PARTS=(
 	tools/testing/selftests/kselftest
 	include/uapi/linux/inet_diag.h
 	include/linux/inet_diag.h
+	include/uapi/linux/errqueue.h
+	include/linux/errqueue.h
 )
 DCCP_PARTS=(
 	net/dccp

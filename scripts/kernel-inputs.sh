@@ -19,7 +19,8 @@
 #                                    (Debian 13 and its backports: lib/modules
 #                                    is then a symlink to usr/lib/modules)
 #   $CACHE/$ABI/source/              the parts of linux-source-$KVER we build
-#                                    from: net/dccp, the dccp headers and rst,
+#                                    from: net/dccp, the dccp, inet_diag and
+#                                    errqueue headers, dccp.rst,
 #                                    checkpatch and the kselftest harness
 #   $CACHE/$ABI/debs/                the downloaded .debs (kept for a full
 #                                    kernel build by the debug tier)
@@ -64,6 +65,8 @@ SOURCE_PARTS=(
 	include/uapi/linux/dccp.h
 	include/uapi/linux/inet_diag.h
 	include/linux/inet_diag.h
+	include/uapi/linux/errqueue.h
+	include/linux/errqueue.h
 	include/linux/dccp.h
 	Documentation/networking/dccp.rst
 	scripts/checkpatch.pl

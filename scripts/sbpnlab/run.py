@@ -489,7 +489,8 @@ def _collect(spec, run_dir, meta, procs):
                 problems.append(f"media-{m['name']}.notices.rec is missing or not complete")
             elif q:
                 q["notices"] = str(sum(int(notices.get(r, 0))
-                                       for r in ("expired", "evicted", "ccid_err", "frame")))
+                                       for r in ("expired", "predicted_late", "evicted",
+                                                 "ccid_err", "frame")))
         if q:
             meta["qpolicy"][m["name"]] = q
     n = sum(g["flows"] for g in spec.config["tcp"])

@@ -603,7 +603,7 @@ static void check_notice(struct fi_ctx *c)
 						       sizeof(payload), &c->ee);
 		EXPECT_LE(0, c->notice) TH_LOG("no notice: %zd", c->notice);
 		EXPECT_EQ(ECANCELED, c->ee.ee_errno);
-		EXPECT_EQ(SO_EE_ORIGIN_TXTIME, c->ee.ee_origin);
+		EXPECT_EQ(SO_EE_ORIGIN_DCCP_QPOLICY, c->ee.ee_origin);
 		EXPECT_EQ(DCCP_QPOLICY_EE_EVICTED, c->ee.ee_code);
 	} else {
 		/* refused: nothing changed, nothing to report */
@@ -1060,7 +1060,7 @@ static int fi_conn_open(struct fi_conn *k, int policy)
 	uint8_t ccid = 2 + fi_rand(2);
 	int one = 1, rc = 0;
 
-	k->policy = policy < 0 ? (int)fi_rand(DCCPQ_POLICY_MAX) : policy;
+	k->policy = policy < 0 ? dccp_policy(fi_rand(DCCP_NR_POLICIES)) : policy;
 	k->lfd = k->cfd = k->afd = -1;
 	if (sbpn_enter(sbpn_ns_b))
 		return -errno;
@@ -1274,8 +1274,9 @@ TEST_F_TIMEOUT(traffic, probability, 1800)
 		fi_conn_close(k);
 	}
 	/* and new connections of every policy carry packets */
-	for (int p = 0; p < DCCPQ_POLICY_MAX; p++) {
+	for (unsigned int i = 0; i < DCCP_NR_POLICIES; i++) {
 		struct fi_conn *k = &self->k[0];
+		int p = dccp_policy(i);
 		int rc;
 
 		rc = fi_conn_open(k, p);

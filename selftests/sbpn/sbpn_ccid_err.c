@@ -61,7 +61,7 @@ TEST_F(ccid_err, empty_packet_over_ccid3)
 
 	/* the empty datagram comes back with no payload */
 	ASSERT_EQ(0, sbpn_read_errqueue(fd, payload, sizeof(payload), &ee));
-	EXPECT_EQ(SO_EE_ORIGIN_TXTIME, ee.ee_origin);
+	EXPECT_EQ(SO_EE_ORIGIN_DCCP_QPOLICY, ee.ee_origin);
 	EXPECT_EQ(DCCP_QPOLICY_EE_CCID_ERR, ee.ee_code);
 }
 

@@ -134,6 +134,11 @@ TEST_F(cmsg, policy_id_checked)
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-1, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_ID, DCCPQ_POLICY_MAX));
 	EXPECT_EQ(EINVAL, errno);
+	/* below MAX but without a policy: multipath DCCP's 2 and 3, 4-7 free */
+	for (int gap = DCCPQ_POLICY_PRIO + 1; gap < DCCPQ_POLICY_SBPN1; gap++) {
+		EXPECT_EQ(-1, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_ID, gap));
+		EXPECT_EQ(EINVAL, errno) TH_LOG("policy ID %d", gap);
+	}
 	EXPECT_EQ(-1, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_ID, -1));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_ID, variant->policy));

@@ -2,7 +2,7 @@
 /*
  * DCCP_SOCKOPT_QPOLICY_NOTIFY: a packet the policy discards after admitting
  * it comes back on the error queue with its payload, an extended error of
- * origin SO_EE_ORIGIN_TXTIME, errno ECANCELED, the reason as ee_code and
+ * origin SO_EE_ORIGIN_DCCP_QPOLICY, errno ECANCELED, the reason as ee_code and
  * the expiry in ee_data:ee_info; poll() reports EPOLLERR meanwhile.
  *
  * As in sbpn_full: tx_qlen 4 behind a full CCID 2 window on a path with a
@@ -94,17 +94,16 @@ TEST_F(notify, discarded_packets_come_back)
 
 		ASSERT_EQ(0, read_notice(fd, &n));
 		EXPECT_EQ(SBPN_FILLER | (fill - 1), n.tag);
-		EXPECT_EQ(SO_EE_ORIGIN_TXTIME, n.ee.ee_origin);
+		EXPECT_EQ(SO_EE_ORIGIN_DCCP_QPOLICY, n.ee.ee_origin);
 		EXPECT_EQ(ECANCELED, n.ee.ee_errno);
 		EXPECT_EQ(DCCP_QPOLICY_EE_EVICTED, n.ee.ee_code);
 		EXPECT_EQ(0, notice_expiry(&n));
 
 		ASSERT_EQ(0, read_notice(fd, &n));
 		EXPECT_EQ(X, n.tag);
-		EXPECT_EQ(SO_EE_ORIGIN_TXTIME, n.ee.ee_origin);
+		EXPECT_EQ(SO_EE_ORIGIN_DCCP_QPOLICY, n.ee.ee_origin);
 		EXPECT_EQ(ECANCELED, n.ee.ee_errno);
 		EXPECT_EQ(DCCP_QPOLICY_EE_EXPIRED, n.ee.ee_code);
-		EXPECT_EQ(SO_EE_CODE_TXTIME_MISSED, n.ee.ee_code);
 		EXPECT_EQ(t_x, notice_expiry(&n));
 	}
 	EXPECT_EQ(-EAGAIN, read_notice(fd, &n));

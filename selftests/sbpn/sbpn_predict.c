@@ -13,7 +13,9 @@
  * for the next send times, 500 ms apart, and a priority-0 packet due in
  * 1.2 s would leave after them, about 2 s from now: it passes the "now"
  * test but not the predicted one.  Then a priority-0 packet due in 10 s
- * finds the queue full.
+ * finds the queue full.  With notices on, the late packet comes back as
+ * DCCP_QPOLICY_EE_LATE, not _EXPIRED: it would have been in time had it
+ * been sent when it was judged.
  */
 #include "sbpn_test.h"
 
@@ -43,12 +45,18 @@ TEST_F(predict, full_queue)
 {
 	int fd = self->c.cfd;
 	struct dccp_qpolicy_stats s0, s;
+	struct sock_extended_err ee;
+	char payload[DT_PAYLOAD];
+	uint64_t t_5;
+	uint32_t tag;
 
 	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_QPOLICY_PREDICT, variant->on);
+	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_QPOLICY_NOTIFY, 1);
 
 	for (uint32_t tag = 1; tag <= 4; tag++)
 		ASSERT_EQ(0, dt_send(fd, tag, 1, 1, 0, 0, MSG_DONTWAIT));
-	ASSERT_EQ(0, dt_send(fd, 5, 1, 0, 1, sbpn_in_ms(1200), MSG_DONTWAIT));
+	t_5 = sbpn_in_ms(1200);
+	ASSERT_EQ(0, dt_send(fd, 5, 1, 0, 1, t_5, MSG_DONTWAIT));
 	s0 = sbpn_stats(_metadata, fd);
 	sbpn_stats_log(_metadata, "queue full", &s0);
 	/* the first packet has left, the next one waits for CCID 3 */
@@ -64,6 +72,17 @@ TEST_F(predict, full_queue)
 	EXPECT_EQ(variant->on, s.expired);
 	EXPECT_EQ(!variant->on, s.refused);
 	EXPECT_EQ(4, s.qlen);
+
+	if (variant->on) {
+		ASSERT_EQ(DT_PAYLOAD, sbpn_read_errqueue(fd, payload, sizeof(payload), &ee));
+		memcpy(&tag, payload, sizeof(tag));
+		EXPECT_EQ(5, tag);
+		EXPECT_EQ(SO_EE_ORIGIN_DCCP_QPOLICY, ee.ee_origin);
+		EXPECT_EQ(ECANCELED, ee.ee_errno);
+		EXPECT_EQ(DCCP_QPOLICY_EE_LATE, ee.ee_code);
+		EXPECT_EQ(t_5, (uint64_t)ee.ee_data << 32 | ee.ee_info);
+	}
+	EXPECT_EQ(-EAGAIN, sbpn_read_errqueue(fd, payload, sizeof(payload), &ee));
 }
 
 TEST_HARNESS_MAIN

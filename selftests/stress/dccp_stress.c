@@ -112,7 +112,7 @@ struct slot {
 };
 
 static struct slot slots[MAX_SOCKETS];
-static int listeners[DCCPQ_POLICY_MAX * 2];
+static int listeners[DCCP_NR_POLICIES * 2];
 static volatile bool round_over, receiver_stop;
 
 struct counts {
@@ -355,7 +355,7 @@ static void listen_all(uint64_t *s)
 	int i, one = 1;
 
 	enter_ns(ns_fd_b);
-	for (i = 0; i < DCCPQ_POLICY_MAX * 2; i++) {
+	for (i = 0; i < DCCP_NR_POLICIES * 2; i++) {
 		int family = i % 2 ? AF_INET6 : AF_INET;
 		socklen_t len = peer_addr(family, &ss, BASE_PORT + i);
 		int fd = socket_counted(family);
@@ -363,7 +363,7 @@ static void listen_all(uint64_t *s)
 		if (fd < 0)
 			ksft_exit_fail_msg("socket: %s\n", strerror(errno));
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (setopt(fd, DCCP_SOCKOPT_QPOLICY_ID, i / 2) ||
+		if (setopt(fd, DCCP_SOCKOPT_QPOLICY_ID, dccp_policy(i / 2)) ||
 		    setopt(fd, DCCP_SOCKOPT_QPOLICY_TXQLEN, random_txqlen(s)) ||
 		    bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 64) ||
 		    fcntl(fd, F_SETFL, O_NONBLOCK))
@@ -384,9 +384,10 @@ static void slot_open(struct slot *sl, uint64_t *s)
 	struct timeval tv = { 0, 50000 };
 	struct linger lg = { 1, below(s, 2) };
 	struct sockaddr_storage ss;
-	int policy = below(s, DCCPQ_POLICY_MAX);
+	int pi = below(s, DCCP_NR_POLICIES);
+	int policy = dccp_policy(pi);
 	int family = below(s, 2) ? AF_INET6 : AF_INET;
-	int idx = policy * 2 + (family == AF_INET6);
+	int idx = pi * 2 + (family == AF_INET6);
 	socklen_t len = peer_addr(family, &ss, BASE_PORT + idx);
 	int fd;
 
@@ -796,8 +797,8 @@ static void *worker_main(void *arg)
  */
 static void *receiver_main(void *arg)
 {
-	struct pollfd pfd[DCCPQ_POLICY_MAX * 2 + MAX_ACCEPTED];
-	unsigned int nl = DCCPQ_POLICY_MAX * 2, na = 0, i;
+	struct pollfd pfd[DCCP_NR_POLICIES * 2 + MAX_ACCEPTED];
+	unsigned int nl = DCCP_NR_POLICIES * 2, na = 0, i;
 	uint64_t s = rnd_seed(*(unsigned int *)arg, 0);
 	struct fault f;
 	char buf[2048];
@@ -994,7 +995,7 @@ static bool run_round(unsigned int round, long skb_baseline)
 		if (mode == 1 && !b_gone && now_ns() > half) {
 			receiver_stop = true;
 			pthread_join(receiver, NULL);
-			for (i = 0; i < DCCPQ_POLICY_MAX * 2; i++)
+			for (i = 0; i < DCCP_NR_POLICIES * 2; i++)
 				close_counted(listeners[i]);
 			close(ns_fd_b);
 			sh("ip netns del %s", ns_b);
@@ -1013,7 +1014,7 @@ static bool run_round(unsigned int round, long skb_baseline)
 	if (!b_gone) {
 		receiver_stop = true;
 		pthread_join(receiver, NULL);
-		for (i = 0; i < DCCPQ_POLICY_MAX * 2; i++)
+		for (i = 0; i < DCCP_NR_POLICIES * 2; i++)
 			close_counted(listeners[i]);
 		close(ns_fd_b);
 	}

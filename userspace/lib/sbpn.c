@@ -354,6 +354,7 @@ const char *sbpn_drop_reason_name(enum sbpn_drop_reason r)
 		[SBPN_DROP_EVICTED] = "evicted",
 		[SBPN_DROP_CCID_ERR] = "ccid_err",
 		[SBPN_DROP_FRAME] = "frame",
+		[SBPN_DROP_LATE] = "predicted_late",
 	};
 
 	return r < SBPN_DROP_COUNT ? names[r] : "?";
@@ -374,7 +375,7 @@ int sbpn_set_notify(int fd, int on)
 int sbpn_notice_from_ee(const struct sock_extended_err *ee, struct sbpn_notice *n)
 {
 #ifdef HAVE_DCCP_SOCKOPT_QPOLICY_NOTIFY
-	if (ee->ee_origin != SO_EE_ORIGIN_TXTIME || ee->ee_errno != ECANCELED) {
+	if (ee->ee_origin != SO_EE_ORIGIN_DCCP_QPOLICY || ee->ee_errno != ECANCELED) {
 		errno = EBADMSG;
 		return -1;
 	}
@@ -390,6 +391,9 @@ int sbpn_notice_from_ee(const struct sock_extended_err *ee, struct sbpn_notice *
 		break;
 	case DCCP_QPOLICY_EE_FRAME:
 		n->reason = SBPN_DROP_FRAME;
+		break;
+	case DCCP_QPOLICY_EE_LATE:
+		n->reason = SBPN_DROP_LATE;
 		break;
 	default:
 		errno = EBADMSG;

@@ -61,6 +61,9 @@ enum sbpn_drop_reason {
 	SBPN_DROP_EVICTED,
 	SBPN_DROP_CCID_ERR,
 	SBPN_DROP_FRAME,	/* another packet of its frame was dropped */
+	SBPN_DROP_LATE,		/* in time when judged, not at its predicted
+				 * departure (QPOLICY_PREDICT); counted as expired
+				 */
 	SBPN_DROP_COUNT
 };
 

@@ -43,7 +43,7 @@ DCCP_SCM_EXPIRY = 2
 
 # SIMPLE takes no cmsg, PRIO a priority, the SBPN policies both: sending
 # one a policy does not take fails with EINVAL.
-POLICIES = {"simple": 0, "prio": 1, "sbpn1": 2, "sbpn2": 3, "sbpn3": 4}
+POLICIES = {"simple": 0, "prio": 1, "sbpn1": 8, "sbpn2": 9, "sbpn3": 10}
 
 # struct dccp_qpolicy_stats, __u64 each, in this order (fields only grow)
 QSTATS_FIELDS = ("queued", "sent", "expired", "expired_sent", "evicted",
@@ -54,9 +54,10 @@ _TX_INFO = struct.Struct("=QQIIIII4x")
 
 # Drop notices: struct sock_extended_err on the error queue
 IP_RECVERR, IPV6_RECVERR = 11, 25
-SO_EE_ORIGIN_TXTIME = 6
+SO_EE_ORIGIN_DCCP_QPOLICY = 7     # include/uapi/linux/errqueue.h, with the series
 _EE = struct.Struct("=IBBBBII")
-DROP_REASONS = {2: "expired", 16: "evicted", 17: "ccid_err", 18: "frame"}
+# enum dccp_qpolicy_ee_code; "late" counts as expired in the counters
+DROP_REASONS = {1: "expired", 2: "evicted", 3: "ccid_err", 4: "predicted_late", 5: "frame"}
 
 SERVICE_CODE = 0x5342504E          # "SBPN", what sbpn-send and sbpn-recv use
 
@@ -181,7 +182,7 @@ def read_notices(s, bufsize=65536):
                                      (_socket.SOL_IPV6, IPV6_RECVERR)):
                 continue
             err, origin, _, code, _, info, edata = _EE.unpack(payload[:_EE.size])
-            if origin != SO_EE_ORIGIN_TXTIME or err != errno.ECANCELED:
+            if origin != SO_EE_ORIGIN_DCCP_QPOLICY or err != errno.ECANCELED:
                 continue
             out.append((data, DROP_REASONS.get(code, f"code {code}"),
                         edata << 32 | info))

@@ -23,7 +23,7 @@
  * ipv6_recv_error() add one cmsg, IP_RECVERR / IPV6_RECVERR: the struct
  * sock_extended_err followed by the offender's address, a struct
  * sockaddr_in on an IPv4 socket (32 bytes in all) and a struct sockaddr_in6
- * on an IPv6 one (44 bytes).  A drop notice (SO_EE_ORIGIN_TXTIME) gets
+ * on an IPv6 one (44 bytes).  A drop notice (SO_EE_ORIGIN_DCCP_QPOLICY) gets
  * nothing else: no IP_PKTINFO for that origin, and timestamps only with
  * SO_TIMESTAMP*, which nothing here sets.  So room for the IPv6 form; a
  * message whose control data did not fit (MSG_CTRUNC) is refused rather

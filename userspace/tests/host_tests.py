@@ -926,6 +926,38 @@ def pcap2trace_classifies_and_feeds_sbpn_send():
     check(p.returncode == 2 and "pcapng" in p.stderr, f"pcapng: {p.stderr}")
 
 
+@test
+def python_binding_matches_the_header():
+    """userspace/lib/sbpn.py writes the uapi numbers out (Python has no
+    header): each must be what the patched linux/dccp.h and
+    linux/errqueue.h (HDR, make headers) say, the queue counters' order
+    included."""
+    hdr = os.environ.get("HDR")
+    assert hdr and os.path.isfile(f"{hdr}/linux/dccp.h"), f"HDR={hdr}: no patched linux/dccp.h"
+    sys.path.insert(0, f"{US}/lib")
+    import sbpn  # noqa: E402
+    names = [n for n in vars(sbpn) if re.match(r"(DCCP_SOCKOPT|DCCP_SCM|SO_EE_ORIGIN)_", n)]
+    want = {n: getattr(sbpn, n) for n in names}
+    want.update({f"DCCPQ_POLICY_{k.upper()}": v for k, v in sbpn.POLICIES.items()})
+    want.update({f"DCCP_QPOLICY_EE_{v.upper()}": k for k, v in sbpn.DROP_REASONS.items()})
+    want["DCCP_QPOLICY_EE_LATE"] = want.pop("DCCP_QPOLICY_EE_PREDICTED_LATE")
+    want.update({f"offsetof(struct dccp_qpolicy_stats, {f})": 8 * i
+                 for i, f in enumerate(sbpn.QSTATS_FIELDS)})
+    want["sizeof(struct dccp_qpolicy_stats)"] = 8 * len(sbpn.QSTATS_FIELDS)
+    src = f"{TMP}/abi.c"
+    with open(src, "w") as f:
+        f.write("#include <stdio.h>\n#include <stddef.h>\n#include <linux/dccp.h>\n"
+                "#include <time.h>\n#include <linux/errqueue.h>\nint main(void)\n{\n")
+        for n in want:
+            f.write(f'\tprintf("%s %ld\\n", "{n}", (long)({n}));\n')
+        f.write("\treturn 0;\n}\n")
+    p = run(["cc", "-Wall", "-Werror", f"-I{hdr}", "-o", f"{TMP}/abi", src])
+    assert p.returncode == 0, f"cc: {p.stderr}"
+    got = dict(line.rsplit(" ", 1) for line in run([f"{TMP}/abi"]).stdout.splitlines())
+    wrong = [f"{n}: sbpn.py {v}, header {got.get(n)}" for n, v in want.items() if str(v) != got.get(n)]
+    check(len(want) >= 20 and not wrong, "; ".join(wrong) or f"only {len(want)} names")
+
+
 def main():
     if not (os.access(SEND, os.X_OK) and os.access(RECV, os.X_OK)):
         print("TAP version 13\n1..0 # SKIP not built")

@@ -183,8 +183,10 @@ static void more_control_data_refused(void)
 
 /*
  * The decoding of a notice's extended error ("dccp: qpolicy: report
- * discarded packets on the error queue", and DCCP_QPOLICY_EE_FRAME from
- * "dccp: qpolicy: sbpn: optionally give up a frame whole"): each code its
+ * discarded packets on the error queue", DCCP_QPOLICY_EE_LATE from "dccp:
+ * qpolicy: sbpn: optionally judge expiry at the predicted departure" and
+ * DCCP_QPOLICY_EE_FRAME from "dccp: qpolicy: sbpn: optionally give up a
+ * frame whole"): each code its
  * reason, the expiry from ee_data:ee_info; another origin, errno or code
  * is no notice.
  */
@@ -196,9 +198,21 @@ static void notice_decoding(void)
 		{ DCCP_QPOLICY_EE_EVICTED, SBPN_DROP_EVICTED },
 		{ DCCP_QPOLICY_EE_CCID_ERR, SBPN_DROP_CCID_ERR },
 		{ DCCP_QPOLICY_EE_FRAME, SBPN_DROP_FRAME },
+		{ DCCP_QPOLICY_EE_LATE, SBPN_DROP_LATE },
+	};
+	/* not notices: ICMP's origin, SO_TXTIME's (whose code 2 is
+	 * TXTIME_MISSED), another errno, codes below and above the enum
+	 */
+	static const struct { uint8_t origin, code; int err; const char *what; } bad[] = {
+		{ SO_EE_ORIGIN_ICMP, DCCP_QPOLICY_EE_EXPIRED, ECANCELED, "origin ICMP" },
+		{ SO_EE_ORIGIN_TXTIME, SO_EE_CODE_TXTIME_MISSED, ECANCELED, "origin TXTIME" },
+		{ SO_EE_ORIGIN_DCCP_QPOLICY, DCCP_QPOLICY_EE_EXPIRED, ECONNREFUSED,
+		  "errno ECONNREFUSED" },
+		{ SO_EE_ORIGIN_DCCP_QPOLICY, 0, ECANCELED, "code 0" },
+		{ SO_EE_ORIGIN_DCCP_QPOLICY, DCCP_QPOLICY_EE_FRAME + 1, ECANCELED, "code 6" },
 	};
 	const struct sock_extended_err good = {
-		.ee_errno = ECANCELED, .ee_origin = SO_EE_ORIGIN_TXTIME,
+		.ee_errno = ECANCELED, .ee_origin = SO_EE_ORIGIN_DCCP_QPOLICY,
 		.ee_info = 0x9abcdef0, .ee_data = 0x12345678,
 	};
 	struct sock_extended_err ee;
@@ -215,20 +229,14 @@ static void notice_decoding(void)
 		CHECK(nt.expiry_ns == 0x123456789abcdef0ull, "code %u: expiry %#llx", codes[i].code,
 		      (unsigned long long)nt.expiry_ns);
 	}
-	for (int bad = 0; bad < 3; bad++) {
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ee = good;
-		ee.ee_code = DCCP_QPOLICY_EE_EXPIRED;
-		if (bad == 0)
-			ee.ee_origin = SO_EE_ORIGIN_ICMP;
-		else if (bad == 1)
-			ee.ee_errno = ECONNREFUSED;
-		else
-			ee.ee_code = 3;
+		ee.ee_origin = bad[i].origin;
+		ee.ee_code = bad[i].code;
+		ee.ee_errno = bad[i].err;
 		errno = 0;
 		r = sbpn_notice_from_ee(&ee, &nt);
-		CHECK(r == -1 && errno == EBADMSG, "%s: %d (%s)",
-		      bad == 0 ? "origin ICMP" : bad == 1 ? "errno ECONNREFUSED" : "code 3", r,
-		      strerror(errno));
+		CHECK(r == -1 && errno == EBADMSG, "%s: %d (%s)", bad[i].what, r, strerror(errno));
 	}
 	report(ok, "notice_decoding", NULL);
 #else
