@@ -87,6 +87,14 @@ const char *sbpn_policy_name(int policy)
 	return policy_names[policy];
 }
 
+const char *sbpn_kernel_policy_name(int id)
+{
+	for (int i = 0; i < SBPN_POLICY_COUNT; i++)
+		if (id >= 0 && policy_kernel_id(i) == id)
+			return policy_names[i];
+	return "?";
+}
+
 bool sbpn_policy_built(int policy)
 {
 	return policy_kernel_id(policy) >= 0;

@@ -32,7 +32,10 @@
 #define SOL_DCCP 269
 #endif
 
-/* Policies by name; the numeric ids are the kernel's DCCPQ_POLICY_*. */
+/*
+ * Policies by name.  The library's own numbers: the kernel's DCCPQ_POLICY_*
+ * ids are not dense (the SBPN policies are 8-10).
+ */
 enum sbpn_policy {
 	SBPN_POLICY_SIMPLE,
 	SBPN_POLICY_PRIO,
@@ -91,6 +94,8 @@ struct sbpn_tx_info {
  */
 int sbpn_policy_from_name(const char *name);
 const char *sbpn_policy_name(int policy);
+/* The name of the kernel's policy id @id (sock_diag's); "?" if unknown. */
+const char *sbpn_kernel_policy_name(int id);
 /* Whether this build's header defines the policy's kernel constant. */
 bool sbpn_policy_built(int policy);
 /* The SBPN_CMSG_* set a policy accepts (sending others gives EINVAL). */

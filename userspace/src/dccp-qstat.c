@@ -107,7 +107,7 @@ static int on_socket(struct nl_msg *msg, void *arg)
 
 		memcpy(&d, nla_data(tb[INET_DIAG_DCCP_QPOLICY]), sizeof(d));
 		printf("\t%s\t%u\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n",
-		       sbpn_policy_name((int)d.policy), d.tx_qlen,
+		       sbpn_kernel_policy_name((int)d.policy), d.tx_qlen,
 		       (unsigned long long)s->qlen, (unsigned long long)s->queued,
 		       (unsigned long long)s->sent, (unsigned long long)s->expired,
 		       (unsigned long long)s->expired_sent, (unsigned long long)s->evicted,
