@@ -680,7 +680,7 @@ def where_table(by_policy, summaries):
                       fmt(mean["jain"], 2), fmt(100 * mean["utilisation"])])
     return ("refused: packets sendmsg() did not accept (EAGAIN), after warm-up; expired, "
             "evicted (in the sender's kernel queue), frame (given up with their frame, "
-            "DCCP_SOCKOPT_QPOLICY_FRAME) and reordered: packets per run, whole "
+            "DCCP_QPOLICY_F_FRAME) and reordered: packets per run, whole "
             "call; notices: the drop notices the sender read from its error queue, which "
             "must equal expired + evicted + frame (+ CCID errors) unless the queue overflowed; "
             "Jain and utilisation: over the call's window, of every flow crossing the forward "

@@ -231,7 +231,7 @@ def read_notices(path):
 # The fate of each scheduled packet, in the order the per-run figure lists them.
 FATES = ("on time", "late", "lost in the network", "expired", "evicted", "given up with frame",
          "CCID error", "refused")
-# A packet discarded as predicted late (QPOLICY_PREDICT) is counted expired
+# A packet discarded as predicted late (QPOLICY_F_PREDICT) is counted expired
 # by the kernel, and so it is here: "late" is a packet that arrived late.
 _NOTICE_FATES = {"expired": "expired", "predicted_late": "expired", "evicted": "evicted",
                  "frame": "given up with frame", "ccid_err": "CCID error"}

@@ -340,7 +340,7 @@ def on_time_definitions():
     check(fate == ["on time", "late", "on time", "refused", "refused", "on time",
                    "lost in the network", "late", "lost in the network", "on time", "on time"],
           f"fates {fate}")
-    # A kernel discard named by a drop notice: "predicted_late" (QPOLICY_PREDICT)
+    # A kernel discard named by a drop notice: "predicted_late" (QPOLICY_F_PREDICT)
     # is one the kernel counts as expired, not a packet that arrived late.
     f.dropped = {6: "predicted_late", 8: "frame"}
     fate = list(stats.fates(f))

@@ -118,9 +118,11 @@ static void edges_connect(struct __test_metadata *_metadata,
 	lfd = dt_listen(_metadata, 3, "10.9.0.2", 4000);
 	dt_netns_switch(_metadata, a);
 	*cfd = dt_socket(_metadata, 3, DCCPQ_POLICY_SIMPLE, 0);
-	ASSERT_EQ(0, dt_setopt(*cfd, DCCP_SOCKOPT_FASTER_RESTART, faster_restart));
+	ASSERT_EQ(0, dt_set_txflag(*cfd, DCCP_TX_CCID_F_FASTER_RESTART,
+				   faster_restart));
 	*afd = dt_connect(_metadata, *cfd, lfd, "10.9.0.2", 4000);
-	ASSERT_EQ(0, dt_setopt(*cfd, DCCP_SOCKOPT_SIZE_PACING, size_pacing));
+	ASSERT_EQ(0, dt_set_txflag(*cfd, DCCP_TX_CCID_F_SIZE_PACING,
+				   size_pacing));
 	close(lfd);
 }
 

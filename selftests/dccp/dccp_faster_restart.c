@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * CCID3 Faster Restart (DCCP_SOCKOPT_FASTER_RESTART, patch "dccp: ccid3: add
- * optional TFRC Faster Restart").
+ * CCID3 Faster Restart (DCCP_TX_CCID_F_FASTER_RESTART of
+ * DCCP_SOCKOPT_TX_CCID_FLAGS, patch "dccp: ccid3: add optional TFRC Faster
+ * Restart").
  *
- * sockopt: the option is 0 by default, takes 0 and 1 only (EINVAL for other
- * values and a short optlen), and an accepted socket inherits it.
+ * sockopt: the TX CCID's flags are 0 by default, a set replaces every bit,
+ * a bit the kernel does not know (alone or with known ones, INT_MIN, -1)
+ * and a short optlen are refused (EINVAL) and leave the bits in force, an
+ * accepted socket inherits the listener's flags, and a flag can be switched
+ * during the connection.
  *
  * quiet: a CCID3 sender in namespace A (20 ms of netem delay each way, no
  * loss) sends 1 MB/s for BULK_MS, a rate the VM carries without loss (at
@@ -35,45 +39,53 @@
 #define DECAY_MS	100
 #define DECAY_PARAM	"/sys/module/dccp/parameters/ccid3_fr_decay_ms"
 
-static int get_fr(int fd)
+/* The TX CCID's flags of @fd, or -errno */
+static int get_flags(int fd)
 {
-	socklen_t len = sizeof(int);
-	int v = -1;
-
-	if (getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_FASTER_RESTART, &v, &len))
-		return -errno;
-	return v;
+	return dt_getopt(fd, DCCP_SOCKOPT_TX_CCID_FLAGS);
 }
 
 TEST(sockopt)
 {
+	const int opt = DCCP_SOCKOPT_TX_CCID_FLAGS;
+	const int fr = DCCP_TX_CCID_F_FASTER_RESTART;
 	short shorty = 1;
 	int lfd, cfd, afd;
 
 	dt_netns_enter(_metadata);
 	cfd = dt_socket(_metadata, 3, DCCPQ_POLICY_SIMPLE, 0);
-	ASSERT_EQ(0, get_fr(cfd));
-	ASSERT_EQ(0, dt_setopt(cfd, DCCP_SOCKOPT_FASTER_RESTART, 1));
-	ASSERT_EQ(1, get_fr(cfd));
-	ASSERT_EQ(-1, dt_setopt(cfd, DCCP_SOCKOPT_FASTER_RESTART, 2));
+	ASSERT_EQ(0, get_flags(cfd));
+	ASSERT_EQ(0, dt_set_txflag(cfd, fr, 1));
+	ASSERT_EQ(fr, get_flags(cfd));
+	ASSERT_EQ(-1, dt_setopt(cfd, opt, DCCP_TX_CCID_F_UNKNOWN));
 	ASSERT_EQ(EINVAL, errno);
-	ASSERT_EQ(-1, dt_setopt(cfd, DCCP_SOCKOPT_FASTER_RESTART, -1));
+	ASSERT_EQ(-1, dt_setopt(cfd, opt, fr | DCCP_TX_CCID_F_UNKNOWN));
 	ASSERT_EQ(EINVAL, errno);
-	ASSERT_EQ(-1, setsockopt(cfd, SOL_DCCP, DCCP_SOCKOPT_FASTER_RESTART,
-				 &shorty, sizeof(shorty)));
+	ASSERT_EQ(-1, dt_setopt(cfd, opt, INT_MIN));
 	ASSERT_EQ(EINVAL, errno);
-	ASSERT_EQ(1, get_fr(cfd));
-	ASSERT_EQ(0, dt_setopt(cfd, DCCP_SOCKOPT_FASTER_RESTART, 0));
-	ASSERT_EQ(0, get_fr(cfd));
+	ASSERT_EQ(-1, dt_setopt(cfd, opt, -1));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(-1, setsockopt(cfd, SOL_DCCP, opt, &shorty, sizeof(shorty)));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(fr, get_flags(cfd));
+	/* a set replaces every bit */
+	ASSERT_EQ(0, dt_setopt(cfd, opt, DCCP_TX_CCID_F_SIZE_PACING));
+	ASSERT_EQ(DCCP_TX_CCID_F_SIZE_PACING, get_flags(cfd));
+	ASSERT_EQ(0, dt_setopt(cfd, opt, DCCP_TX_CCID_F_KNOWN));
+	ASSERT_EQ(DCCP_TX_CCID_F_KNOWN, get_flags(cfd));
+	ASSERT_EQ(0, dt_setopt(cfd, opt, 0));
+	ASSERT_EQ(0, get_flags(cfd));
 
 	lfd = dt_listen(_metadata, 3, "127.0.0.1", 4000);
-	ASSERT_EQ(0, dt_setopt(lfd, DCCP_SOCKOPT_FASTER_RESTART, 1));
+	ASSERT_EQ(0, dt_setopt(lfd, opt, DCCP_TX_CCID_F_KNOWN));
 	afd = dt_connect(_metadata, cfd, lfd, "127.0.0.1", 4000);
-	ASSERT_EQ(1, get_fr(afd));
-	ASSERT_EQ(0, get_fr(cfd));
-	/* and it can be switched during the connection */
-	ASSERT_EQ(0, dt_setopt(cfd, DCCP_SOCKOPT_FASTER_RESTART, 1));
-	ASSERT_EQ(1, get_fr(cfd));
+	ASSERT_EQ(DCCP_TX_CCID_F_KNOWN, get_flags(afd));
+	ASSERT_EQ(0, get_flags(cfd));
+	/* and a flag can be switched during the connection */
+	ASSERT_EQ(0, dt_set_txflag(cfd, fr, 1));
+	ASSERT_EQ(fr, get_flags(cfd));
+	ASSERT_EQ(0, dt_set_txflag(afd, fr, 0));
+	ASSERT_EQ(DCCP_TX_CCID_F_SIZE_PACING, get_flags(afd));
 	close(afd);
 	close(cfd);
 	close(lfd);
@@ -166,7 +178,8 @@ TEST_F_TIMEOUT(path, quiet, 60)
 	lfd = dt_listen(_metadata, 3, "10.9.0.2", 4000);
 	dt_netns_switch(_metadata, self->a);
 	cfd = dt_socket(_metadata, 3, DCCPQ_POLICY_SIMPLE, 0);
-	ASSERT_EQ(0, dt_setopt(cfd, DCCP_SOCKOPT_FASTER_RESTART, variant->faster_restart));
+	ASSERT_EQ(0, dt_set_txflag(cfd, DCCP_TX_CCID_F_FASTER_RESTART,
+				   variant->faster_restart));
 	afd = dt_connect(_metadata, cfd, lfd, "10.9.0.2", 4000);
 	ASSERT_EQ(0, setsockopt(afd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)));
 	pid = drain(afd, cfd);

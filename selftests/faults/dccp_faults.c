@@ -6,13 +6,15 @@
  *
  * Phase 1, one test per operation (connect and accept under each policy,
  * sendmsg with each cmsg and option, the SBPN full-queue admission, a drop
- * notice, a sock_diag dump, setsockopt of each option, close with a full
- * queue).  For n = 1, 2, ...: set the socket(s) up without fault, write n to
- * /proc/thread-self/fail-nth, run the operation, read fail-nth back: 0 means
- * its nth allocation failed, anything else that it made fewer than n, which
- * ends the loop (that last, fault-free run must give the operation's
- * normal result).  After each run: the result is the normal one or a clear
- * error (ENOBUFS, ENOMEM, EAGAIN, ...), the policy's counters obey
+ * notice, a sock_diag dump, setsockopt of each option, and of the policy's
+ * flags and order and the TX CCID's flags also with a value they refuse
+ * (EINVAL), close with a full queue).  For n = 1, 2, ...: set the socket(s)
+ * up without fault, write n to /proc/thread-self/fail-nth, run the
+ * operation, read fail-nth back: 0 means its nth allocation failed,
+ * anything else that it made fewer than n, which ends the loop (that last,
+ * fault-free run must give the operation's normal result).  After each
+ * run: the result is the normal one or a clear error (ENOBUFS, ENOMEM,
+ * EAGAIN, ...), the policy's counters obey
  * queued = sent + expired + evicted + frame + purged + ccid_err + qlen, and
  * the socket still works (a packet sent without fault arrives, or the
  * listener takes a new connection) or reports an error.  Two scopes:
@@ -790,6 +792,22 @@ static void check_sockopt(struct fi_ctx *c)
 	}
 }
 
+/*
+ * A value the kernel refuses (EINVAL, with a fault or without): the value
+ * the sender had before (the operation's set_opt, the same option) is
+ * still in force, and the sender still connects and carries packets.
+ */
+static void check_sockopt_refused(struct fi_ctx *c)
+{
+	struct __test_metadata *_metadata = c->md;
+
+	fi_expect_result(c);
+	EXPECT_EQ(c->op->set_val, dt_getopt(c->cfd, c->op->opt));
+	ASSERT_EQ(0, listen(c->lfd, 8));
+	fi_establish(c);
+	fi_roundtrip(c);
+}
+
 /* On the accepted socket (SERVER_TIMEWAIT is for servers). */
 static int run_sockopt_accepted(struct fi_ctx *c)
 {
@@ -842,6 +860,15 @@ static void check_txqlen_full(struct fi_ctx *c)
 #define SOCKOPT(o, v)	.setup = setup_sockopt, .run = run_sockopt,		\
 			.check = check_sockopt, .path = 1, .ccid = 2,		\
 			.policy = SBPN, .opt = o, .val = v
+/* option @o, set to @before, then to @v, which it refuses */
+#define SOCKOPT_EINVAL(o, before, v)						\
+			.setup = setup_sockopt, .run = run_sockopt,		\
+			.check = check_sockopt_refused, .path = 1, .ccid = 2,	\
+			.policy = SBPN, .set_opt = o, .set_val = before,	\
+			.opt = o, .val = v, .expect = -EINVAL
+#define QFLAGS		DCCP_SOCKOPT_QPOLICY_FLAGS
+#define QORDER		DCCP_SOCKOPT_QPOLICY_ORDER
+#define TXFLAGS		DCCP_SOCKOPT_TX_CCID_FLAGS
 
 FIXTURE(faults) {
 	struct fi_ctx c;
@@ -874,30 +901,30 @@ FI_OP(sendmsg_sbpn3, SENDMSG(2, DCCPQ_POLICY_SBPN3, 1, 1));
 FI_OP(sendmsg_sbpn2_priority_only, SENDMSG(2, SBPN, 1, 0));
 FI_OP(sendmsg_sbpn2_expiry_only, SENDMSG(2, SBPN, 0, 1));
 FI_OP(sendmsg_sbpn2_notify, SENDMSG(2, SBPN, 1, 1),
-      .set_opt = DCCP_SOCKOPT_QPOLICY_NOTIFY, .set_val = 1);
+      .set_opt = QFLAGS, .set_val = DCCP_QPOLICY_F_NOTIFY);
 FI_OP(sendmsg_sbpn2_last_rtt, SENDMSG(2, SBPN, 1, 1),
-      .set_opt = DCCP_SOCKOPT_QPOLICY_LAST_RTT, .set_val = 1);
+      .set_opt = QFLAGS, .set_val = DCCP_QPOLICY_F_LAST_RTT);
 FI_OP(sendmsg_sbpn2_predict, SENDMSG(2, SBPN, 1, 1),
-      .set_opt = DCCP_SOCKOPT_QPOLICY_PREDICT, .set_val = 1);
+      .set_opt = QFLAGS, .set_val = DCCP_QPOLICY_F_PREDICT);
 FI_OP(sendmsg_sbpn2_owd, SENDMSG(2, SBPN, 1, 1),
-      .set_opt = DCCP_SOCKOPT_QPOLICY_OWD, .set_val = 1);
+      .set_opt = QFLAGS, .set_val = DCCP_QPOLICY_F_OWD);
 FI_OP(sendmsg_sbpn2_edf, SENDMSG(2, SBPN, 1, 1),
-      .set_opt = DCCP_SOCKOPT_QPOLICY_EDF, .set_val = 1);
+      .set_opt = QORDER, .set_val = DCCP_QPOLICY_ORDER_EDF);
 FI_OP(sendmsg_sbpn2_newest, SENDMSG(2, SBPN, 1, 1),
-      .set_opt = DCCP_SOCKOPT_QPOLICY_NEWEST, .set_val = 1);
+      .set_opt = QORDER, .set_val = DCCP_QPOLICY_ORDER_NEWEST);
 FI_OP(sendmsg_sbpn2_frame, SENDMSG(2, SBPN, 1, 1),
-      .set_opt = DCCP_SOCKOPT_QPOLICY_FRAME, .set_val = 1);
+      .set_opt = QFLAGS, .set_val = DCCP_QPOLICY_F_FRAME);
 FI_OP(sendmsg_ccid3_sbpn2, SENDMSG(3, SBPN, 1, 1));
 FI_OP(sendmsg_ccid3_size_pacing, SENDMSG(3, SBPN, 1, 1),
-      .set_opt = DCCP_SOCKOPT_SIZE_PACING, .set_val = 1);
+      .set_opt = TXFLAGS, .set_val = DCCP_TX_CCID_F_SIZE_PACING);
 FI_OP(sendmsg_ccid3_faster_restart, SENDMSG(3, SBPN, 1, 1),
-      .set_opt = DCCP_SOCKOPT_FASTER_RESTART, .set_val = 1);
+      .set_opt = TXFLAGS, .set_val = DCCP_TX_CCID_F_FASTER_RESTART);
 FI_OP(admission_sbpn1, ADMISSION(DCCPQ_POLICY_SBPN1));
 FI_OP(admission_sbpn2, ADMISSION(DCCPQ_POLICY_SBPN2));
 FI_OP(admission_sbpn3, ADMISSION(DCCPQ_POLICY_SBPN3));
 FI_OP(notice_evicted, .setup = setup_full, .run = run_notice,
       .check = check_notice, .path = 2, .ccid = 2, .policy = SBPN,
-      .set_opt = DCCP_SOCKOPT_QPOLICY_NOTIFY, .set_val = 1);
+      .set_opt = QFLAGS, .set_val = DCCP_QPOLICY_F_NOTIFY);
 FI_OP(diag_dump, .setup = setup_diag, .run = run_diag, .check = check_diag,
       .path = 1, .ccid = 2, .policy = SBPN);
 FI_OP(setsockopt_ccid, SOCKOPT(DCCP_SOCKOPT_CCID, 2));
@@ -906,15 +933,19 @@ FI_OP(setsockopt_send_cscov, SOCKOPT(DCCP_SOCKOPT_SEND_CSCOV, 4));
 FI_OP(setsockopt_recv_cscov, SOCKOPT(DCCP_SOCKOPT_RECV_CSCOV, 4));
 FI_OP(setsockopt_qpolicy_id, SOCKOPT(DCCP_SOCKOPT_QPOLICY_ID, DCCPQ_POLICY_SBPN3));
 FI_OP(setsockopt_txqlen, SOCKOPT(DCCP_SOCKOPT_QPOLICY_TXQLEN, 7));
-FI_OP(setsockopt_faster_restart, SOCKOPT(DCCP_SOCKOPT_FASTER_RESTART, 1));
-FI_OP(setsockopt_notify, SOCKOPT(DCCP_SOCKOPT_QPOLICY_NOTIFY, 1));
-FI_OP(setsockopt_last_rtt, SOCKOPT(DCCP_SOCKOPT_QPOLICY_LAST_RTT, 1));
-FI_OP(setsockopt_size_pacing, SOCKOPT(DCCP_SOCKOPT_SIZE_PACING, 1));
-FI_OP(setsockopt_predict, SOCKOPT(DCCP_SOCKOPT_QPOLICY_PREDICT, 1));
-FI_OP(setsockopt_owd, SOCKOPT(DCCP_SOCKOPT_QPOLICY_OWD, 1));
-FI_OP(setsockopt_edf, SOCKOPT(DCCP_SOCKOPT_QPOLICY_EDF, 1));
-FI_OP(setsockopt_newest, SOCKOPT(DCCP_SOCKOPT_QPOLICY_NEWEST, 1));
-FI_OP(setsockopt_frame, SOCKOPT(DCCP_SOCKOPT_QPOLICY_FRAME, 1));
+FI_OP(setsockopt_tx_ccid_flags, SOCKOPT(TXFLAGS, DCCP_TX_CCID_F_KNOWN));
+FI_OP(setsockopt_tx_ccid_flags_unknown,
+      SOCKOPT_EINVAL(TXFLAGS, DCCP_TX_CCID_F_FASTER_RESTART,
+		     DCCP_TX_CCID_F_FASTER_RESTART | DCCP_TX_CCID_F_UNKNOWN));
+FI_OP(setsockopt_qpolicy_flags, SOCKOPT(QFLAGS, DCCP_QPOLICY_F_KNOWN));
+FI_OP(setsockopt_qpolicy_flags_unknown,
+      SOCKOPT_EINVAL(QFLAGS, DCCP_QPOLICY_F_NOTIFY,
+		     DCCP_QPOLICY_F_NOTIFY | DCCP_QPOLICY_F_UNKNOWN));
+FI_OP(setsockopt_qpolicy_order_edf, SOCKOPT(QORDER, DCCP_QPOLICY_ORDER_EDF));
+FI_OP(setsockopt_qpolicy_order_newest, SOCKOPT(QORDER, DCCP_QPOLICY_ORDER_NEWEST));
+FI_OP(setsockopt_qpolicy_order_invalid,
+      SOCKOPT_EINVAL(QORDER, DCCP_QPOLICY_ORDER_NEWEST,
+		     DCCP_QPOLICY_ORDER_INVALID));
 FI_OP(setsockopt_server_timewait, .setup = setup_connected,
       .run = run_sockopt_accepted, .check = check_sockopt_accepted,
       .path = 1, .ccid = 2, .policy = SBPN,
@@ -1058,7 +1089,7 @@ static int fi_conn_open(struct fi_conn *k, int policy)
 	struct sockaddr_in a = dt_addr(sbpn_ip_b[1], 0);
 	socklen_t len = sizeof(a);
 	uint8_t ccid = 2 + fi_rand(2);
-	int one = 1, rc = 0;
+	int rc = 0;
 
 	k->policy = policy < 0 ? dccp_policy(fi_rand(DCCP_NR_POLICIES)) : policy;
 	k->lfd = k->cfd = k->afd = -1;
@@ -1082,7 +1113,8 @@ static int fi_conn_open(struct fi_conn *k, int policy)
 		    setsockopt(k->cfd, SOL_DCCP, DCCP_SOCKOPT_CCID, &ccid, 1) ||
 		    dt_setopt(k->cfd, DCCP_SOCKOPT_QPOLICY_ID, k->policy) ||
 		    dt_setopt(k->cfd, DCCP_SOCKOPT_QPOLICY_TXQLEN, 4) ||
-		    dt_setopt(k->cfd, DCCP_SOCKOPT_QPOLICY_NOTIFY, one))
+		    dt_setopt(k->cfd, DCCP_SOCKOPT_QPOLICY_FLAGS,
+			      DCCP_QPOLICY_F_NOTIFY))
 			rc = -errno;
 	}
 	if (!rc) {

@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -172,6 +173,23 @@ static inline void dt_netns_switch(struct __test_metadata *_metadata, const char
 static inline int dt_setopt(int fd, int opt, int val)
 {
 	return setsockopt(fd, SOL_DCCP, opt, &val, sizeof(val));
+}
+
+/* The value of the int option @opt of @fd, or -errno (for one never < 0). */
+static inline int dt_getopt(int fd, int opt)
+{
+	int val;
+
+	return dccp_getopt_int(fd, opt, &val) ? -errno : val;
+}
+
+/*
+ * Turn the TX CCID's flag(s) @flag (DCCP_TX_CCID_F_*) on or off, the other
+ * bits of DCCP_SOCKOPT_TX_CCID_FLAGS as they are.  0, or -1 (errno).
+ */
+static inline int dt_set_txflag(int fd, int flag, int on)
+{
+	return dccp_setopt_bits(fd, DCCP_SOCKOPT_TX_CCID_FLAGS, flag, on);
 }
 
 /*

@@ -35,7 +35,7 @@ TEST_F(ccid_err, empty_packet_over_ccid3)
 
 	ASSERT_EQ(0, getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_TX_CCID, &tx_ccid, &len));
 	ASSERT_EQ(3, tx_ccid);
-	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_NOTIFY, 1));
+	ASSERT_EQ(0, sbpn_set_qflag(fd, DCCP_QPOLICY_F_NOTIFY, 1));
 	sbpn_write_file(_metadata, SBPN_TRACING "/trace", "");
 	sbpn_write_file(_metadata, SBPN_DROP_EVENT, "1");
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DCCP_SOCKOPT_QPOLICY_EDF over CCID 3: with it, the SBPN policies send the
- * earliest expiry first whatever its priority, and a full queue still gives
- * up the packet of lowest priority and latest expiry; without it, the
- * highest priority goes first.
+ * DCCP_QPOLICY_ORDER_EDF over CCID 3: in that order, the SBPN policies send
+ * the earliest expiry first whatever its priority, and a full queue still
+ * gives up the packet of lowest priority and latest expiry; in the default
+ * order (DCCP_QPOLICY_ORDER_PRIORITY), the highest priority goes first.
  *
  * SBPN2 on a path whose feedback takes 2 s (netem on the receiver's side),
  * as in sbpn_predict: until the first feedback CCID 3 sends one 100-byte
@@ -46,7 +46,8 @@ TEST_F(edf, order)
 	struct dccp_qpolicy_stats s;
 	int refused;
 
-	sbpn_set_flag(_metadata, self->c.cfd, DCCP_SOCKOPT_QPOLICY_EDF, variant->on);
+	sbpn_set_order(_metadata, self->c.cfd, variant->on ?
+		       DCCP_QPOLICY_ORDER_EDF : DCCP_QPOLICY_ORDER_PRIORITY);
 	sbpn_send_pkts(_metadata, self->c.cfd, p, ARRAY_SIZE(p), &refused);
 	ASSERT_EQ(0, refused);
 	s = sbpn_expect_order(_metadata, &self->c,
@@ -69,7 +70,8 @@ TEST_F(edf, full_queue)
 	struct dccp_qpolicy_stats s;
 	int refused;
 
-	sbpn_set_flag(_metadata, self->c.cfd, DCCP_SOCKOPT_QPOLICY_EDF, variant->on);
+	sbpn_set_order(_metadata, self->c.cfd, variant->on ?
+		       DCCP_QPOLICY_ORDER_EDF : DCCP_QPOLICY_ORDER_PRIORITY);
 	s = sbpn_send_pkts(_metadata, self->c.cfd, p, ARRAY_SIZE(p), &refused);
 	EXPECT_EQ(1, refused);
 	EXPECT_EQ(1, s.refused);

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DCCP_SOCKOPT_QPOLICY_FRAME over CCID 3: the packets of one priority that
- * share an expiry are a frame.  With the option, once one of them is
+ * DCCP_QPOLICY_F_FRAME over CCID 3: the packets of one priority that
+ * share an expiry are a frame.  With the flag, once one of them is
  * evicted, refused or discarded as expired, the frame is given up: its
  * queued packets are discarded at once, and those sent later are discarded
  * as they arrive (sendmsg succeeds), each counted in "frame" and, with
- * DCCP_SOCKOPT_QPOLICY_NOTIFY, notified with DCCP_QPOLICY_EE_FRAME.  A
- * packet without expiry is a frame of its own.  Without the option every
+ * DCCP_QPOLICY_F_NOTIFY, notified with DCCP_QPOLICY_EE_FRAME.  A
+ * packet without expiry is a frame of its own.  Without the flag every
  * packet is judged alone.
  *
  * SBPN1, tx_qlen 4, on a path whose feedback takes 2 s (as in sbpn_newest):
@@ -43,7 +43,7 @@ FIXTURE_TEARDOWN(frame)
 
 /*
  * Video frames A (1, 2) and B (3, 4) fill the queue; audio 5 evicts 4, the
- * packet sent last.  With the option B is given up: 3 goes with 4, B's
+ * packet sent last.  With the flag B is given up: 3 goes with 4, B's
  * late piece 6 is dropped on arrival, and a new frame C (7) finds room.
  * Without it 3 stays, and 6 and 7 are refused by the full queue.
  */
@@ -58,7 +58,8 @@ TEST_F(frame, evicted)
 	struct dccp_qpolicy_stats s;
 	int refused;
 
-	sbpn_set_flag(_metadata, self->c.cfd, DCCP_SOCKOPT_QPOLICY_FRAME, variant->on);
+	sbpn_set_flag(_metadata, self->c.cfd, DCCP_SOCKOPT_QPOLICY_FLAGS,
+		      DCCP_QPOLICY_F_FRAME, variant->on);
 	s = sbpn_send_pkts(_metadata, self->c.cfd, p, ARRAY_SIZE(p), &refused);
 	EXPECT_EQ(variant->on ? 0 : 2, refused);
 	EXPECT_EQ(1, s.evicted);
@@ -72,7 +73,7 @@ TEST_F(frame, evicted)
 
 /*
  * A (1, 2) and B (3, 4) fill the queue; B's third piece 5 would be sent
- * last and is refused.  With the option that gives up B: 3 and 4 are
+ * last and is refused.  With the flag that gives up B: 3 and 4 are
  * discarded, and frame C (6) finds room.  Without it B's two pieces stay
  * and C is refused.
  */
@@ -87,7 +88,8 @@ TEST_F(frame, refused)
 	struct dccp_qpolicy_stats s;
 	int refused;
 
-	ASSERT_EQ(0, dt_setopt(self->c.cfd, DCCP_SOCKOPT_QPOLICY_FRAME, variant->on));
+	ASSERT_EQ(0, sbpn_set_qflag(self->c.cfd, DCCP_QPOLICY_F_FRAME,
+				    variant->on));
 	s = sbpn_send_pkts(_metadata, self->c.cfd, p, ARRAY_SIZE(p), &refused);
 	EXPECT_EQ(variant->on ? 1 : 2, refused);
 	EXPECT_EQ(variant->on ? 1 : 2, s.refused);
@@ -100,7 +102,7 @@ TEST_F(frame, refused)
 
 /*
  * Frame A (1, 2, 3) is due in 700 ms: 1 leaves at 500 ms, and at 1 s 2 is
- * found expired.  With the option 3 goes with it, given up with its frame;
+ * found expired.  With the flag 3 goes with it, given up with its frame;
  * without it 3 is found expired on its own.  Frame B (4) is sent.
  */
 TEST_F(frame, expired)
@@ -112,7 +114,8 @@ TEST_F(frame, expired)
 	struct dccp_qpolicy_stats s;
 	int refused;
 
-	ASSERT_EQ(0, dt_setopt(self->c.cfd, DCCP_SOCKOPT_QPOLICY_FRAME, variant->on));
+	ASSERT_EQ(0, sbpn_set_qflag(self->c.cfd, DCCP_QPOLICY_F_FRAME,
+				    variant->on));
 	sbpn_send_pkts(_metadata, self->c.cfd, p, ARRAY_SIZE(p), &refused);
 	EXPECT_EQ(0, refused);
 	s = sbpn_expect_order(_metadata, &self->c, want, ARRAY_SIZE(want));
@@ -126,7 +129,7 @@ TEST_F(frame, expired)
  * expired at dequeue and given up too.  B's late piece 6, sent after that,
  * must still be discarded on arrival: giving up an older frame must not
  * make the policy forget a newer one whose pieces can still come.  C (7)
- * is sent.  Without the option 1 and 2 expire alone and 3, 6 and 7 are sent.
+ * is sent.  Without the flag 1 and 2 expire alone and 3, 6 and 7 are sent.
  */
 TEST_F(frame, older_after_newer)
 {
@@ -140,7 +143,8 @@ TEST_F(frame, older_after_newer)
 	struct dccp_qpolicy_stats s;
 	int fd = self->c.cfd, refused;
 
-	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_QPOLICY_FRAME, variant->on);
+	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_QPOLICY_FLAGS,
+		      DCCP_QPOLICY_F_FRAME, variant->on);
 	s = sbpn_send_pkts_at(_metadata, fd, start, p, ARRAY_SIZE(p), &refused);
 	EXPECT_EQ(0, refused);
 	EXPECT_EQ(1, s.evicted);
@@ -159,7 +163,7 @@ TEST_F(frame, older_after_newer)
 
 /*
  * Packets without expiry are each a frame of their own: audio 5 evicts 4
- * alone, with the option or without.
+ * alone, with the flag or without.
  */
 TEST_F(frame, no_expiry)
 {
@@ -171,7 +175,8 @@ TEST_F(frame, no_expiry)
 	struct dccp_qpolicy_stats s;
 	int refused;
 
-	ASSERT_EQ(0, dt_setopt(self->c.cfd, DCCP_SOCKOPT_QPOLICY_FRAME, variant->on));
+	ASSERT_EQ(0, sbpn_set_qflag(self->c.cfd, DCCP_QPOLICY_F_FRAME,
+				    variant->on));
 	s = sbpn_send_pkts(_metadata, self->c.cfd, p, ARRAY_SIZE(p), &refused);
 	EXPECT_EQ(0, refused);
 	EXPECT_EQ(1, s.evicted);
@@ -193,7 +198,7 @@ FIXTURE_TEARDOWN(frame_notices)
 }
 
 /*
- * With notices, as in frame.evicted with the option: 4 comes back evicted,
+ * With notices, as in frame.evicted with the flag: 4 comes back evicted,
  * 3 and 6 given up with their frame, each with B's expiry.
  */
 TEST_F(frame_notices, evicted)
@@ -209,8 +214,8 @@ TEST_F(frame_notices, evicted)
 	uint64_t expiry = 0;
 	int fd = self->c.cfd, refused;
 
-	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_FRAME, 1));
-	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_NOTIFY, 1));
+	ASSERT_EQ(0, sbpn_set_qflag(fd, DCCP_QPOLICY_F_FRAME |
+				    DCCP_QPOLICY_F_NOTIFY, 1));
 	sbpn_send_pkts(_metadata, fd, p, ARRAY_SIZE(p), &refused);
 	EXPECT_EQ(0, refused);
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {

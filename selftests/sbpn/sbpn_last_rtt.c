@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DCCP_SOCKOPT_QPOLICY_LAST_RTT, over CCID 3: after the nofeedback timer
+ * DCCP_QPOLICY_F_LAST_RTT, over CCID 3: after the nofeedback timer
  * has expired, expiry is judged with an RTT of 0 by default and with the
- * last RTT measured when the option is on.
+ * last RTT measured when the flag is on.
  *
  * SBPN1 on a path whose feedback takes 400 ms (netem on the receiver's
  * side).  Once CCID 3 has measured the RTT, all feedback is dropped until
@@ -43,7 +43,8 @@ TEST_F(last_rtt, after_nofeedback)
 	struct dccp_qpolicy_stats s0, s;
 	struct dt_tfrc_tx_info before, after;
 
-	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_QPOLICY_LAST_RTT, variant->on);
+	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_QPOLICY_FLAGS,
+		      DCCP_QPOLICY_F_LAST_RTT, variant->on);
 
 	/* CCID 3 measures the RTT from the probes' feedback */
 	sbpn_measure_rtt(_metadata, &self->c, 400);

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DCCP_SOCKOPT_QPOLICY_NEWEST over CCID 3: with it, the SBPN policies send
- * the packets of a priority newest first (latest expiry first), priorities
- * still highest first, and a full queue gives up the oldest packet of the
- * lowest priority; without it, the earliest expiry goes first and a full
+ * DCCP_QPOLICY_ORDER_NEWEST over CCID 3: in that order, the SBPN policies
+ * send the packets of a priority newest first (latest expiry first),
+ * priorities still highest first, and a full queue gives up the oldest
+ * packet of the lowest priority; in the default order
+ * (DCCP_QPOLICY_ORDER_PRIORITY), the earliest expiry goes first and a full
  * queue refuses a new packet that would be sent last.  With the predicted
  * departure as well, a band's oldest packet is judged after all the others
- * of its band.  The option and DCCP_SOCKOPT_QPOLICY_EDF exclude each other.
+ * of its band.  NEWEST and EDF are two values of DCCP_SOCKOPT_QPOLICY_ORDER:
+ * a socket has one of them at a time.
  *
  * SBPN1 on a path whose feedback takes 2 s (netem on the receiver's side),
  * as in sbpn_predict: until the first feedback CCID 3 sends one 100-byte
@@ -51,7 +53,8 @@ TEST_F(newest, order)
 	struct dccp_qpolicy_stats s;
 	int refused;
 
-	sbpn_set_flag(_metadata, self->c.cfd, DCCP_SOCKOPT_QPOLICY_NEWEST, variant->on);
+	sbpn_set_order(_metadata, self->c.cfd, variant->on ?
+		       DCCP_QPOLICY_ORDER_NEWEST : DCCP_QPOLICY_ORDER_PRIORITY);
 	sbpn_send_pkts(_metadata, self->c.cfd, p, ARRAY_SIZE(p), &refused);
 	ASSERT_EQ(0, refused);
 	s = sbpn_expect_order(_metadata, &self->c,
@@ -62,8 +65,8 @@ TEST_F(newest, order)
 
 /*
  * A full queue (tx_qlen 4) of one priority.  A packet due after all of them
- * would be sent last without the option (refused) and first with it (the
- * oldest is evicted); one due before all of them the other way round.
+ * would be sent last in the default order (refused) and first in NEWEST's
+ * (the oldest is evicted); one due before all of them the other way round.
  */
 TEST_F(newest, full_queue)
 {
@@ -76,7 +79,8 @@ TEST_F(newest, full_queue)
 	struct dccp_qpolicy_stats s;
 	int refused;
 
-	sbpn_set_flag(_metadata, self->c.cfd, DCCP_SOCKOPT_QPOLICY_NEWEST, variant->on);
+	sbpn_set_order(_metadata, self->c.cfd, variant->on ?
+		       DCCP_QPOLICY_ORDER_NEWEST : DCCP_QPOLICY_ORDER_PRIORITY);
 	s = sbpn_send_pkts(_metadata, self->c.cfd, p, ARRAY_SIZE(p), &refused);
 	EXPECT_EQ(1, refused);
 	EXPECT_EQ(1, s.refused);
@@ -87,21 +91,40 @@ TEST_F(newest, full_queue)
 	EXPECT_EQ(0, s.expired + s.expired_sent);
 }
 
-/* EDF and NEWEST are two orders: a socket takes one at a time */
-TEST(not_with_edf)
+/*
+ * EDF and NEWEST are two values of one option: a socket has exactly one of
+ * the three orders, each set replaces the one before, the order in force
+ * is what reads back, and no other value is taken (EINVAL, the order in
+ * force unchanged).  The order is not one of the flags: setting it leaves
+ * them alone.
+ */
+TEST(one_order)
 {
 	int fd = socket(AF_INET, SOCK_DCCP, IPPROTO_DCCP);
+	const int opt = DCCP_SOCKOPT_QPOLICY_ORDER;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_EDF, 1));
-	ASSERT_EQ(-1, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_NEWEST, 1));
+	ASSERT_EQ(DCCP_QPOLICY_ORDER_PRIORITY, dt_getopt(fd, opt));
+	ASSERT_EQ(0, sbpn_set_qflag(fd, DCCP_QPOLICY_F_NOTIFY, 1));
+	ASSERT_EQ(0, dt_setopt(fd, opt, DCCP_QPOLICY_ORDER_EDF));
+	ASSERT_EQ(DCCP_QPOLICY_ORDER_EDF, dt_getopt(fd, opt));
+	/* NEWEST after EDF replaces it */
+	ASSERT_EQ(0, dt_setopt(fd, opt, DCCP_QPOLICY_ORDER_NEWEST));
+	ASSERT_EQ(DCCP_QPOLICY_ORDER_NEWEST, dt_getopt(fd, opt));
+	ASSERT_EQ(-1, dt_setopt(fd, opt, DCCP_QPOLICY_ORDER_INVALID));
 	ASSERT_EQ(EINVAL, errno);
-	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_EDF, 0));
-	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_NEWEST, 1));
-	ASSERT_EQ(-1, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_EDF, 1));
+	ASSERT_EQ(-1, dt_setopt(fd, opt, -1));
 	ASSERT_EQ(EINVAL, errno);
-	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_NEWEST, 0));
-	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_EDF, 1));
+	ASSERT_EQ(-1, dt_setopt(fd, opt, INT_MIN));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(DCCP_QPOLICY_ORDER_NEWEST, dt_getopt(fd, opt));
+	/* and EDF after NEWEST replaces it */
+	ASSERT_EQ(0, dt_setopt(fd, opt, DCCP_QPOLICY_ORDER_EDF));
+	ASSERT_EQ(DCCP_QPOLICY_ORDER_EDF, dt_getopt(fd, opt));
+	ASSERT_EQ(DCCP_QPOLICY_F_NOTIFY,
+		  dt_getopt(fd, DCCP_SOCKOPT_QPOLICY_FLAGS));
+	ASSERT_EQ(0, dt_setopt(fd, opt, DCCP_QPOLICY_ORDER_PRIORITY));
+	ASSERT_EQ(DCCP_QPOLICY_ORDER_PRIORITY, dt_getopt(fd, opt));
 	close(fd);
 }
 
@@ -142,9 +165,10 @@ TEST_F(newest_predict, oldest_judged_last)
 	int fd = self->c.cfd, refused;
 	struct dccp_qpolicy_stats s;
 
-	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_NEWEST, 1));
-	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_PREDICT,
-			       variant->predict));
+	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_ORDER,
+			       DCCP_QPOLICY_ORDER_NEWEST));
+	ASSERT_EQ(0, sbpn_set_qflag(fd, DCCP_QPOLICY_F_PREDICT,
+				    variant->predict));
 	s = sbpn_send_pkts(_metadata, fd, p, ARRAY_SIZE(p), &refused);
 	EXPECT_EQ(0, refused);
 	EXPECT_EQ(4, s.qlen);

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DCCP_SOCKOPT_QPOLICY_NOTIFY: a packet the policy discards after admitting
+ * DCCP_QPOLICY_F_NOTIFY: a packet the policy discards after admitting
  * it comes back on the error queue with its payload, an extended error of
  * origin SO_EE_ORIGIN_DCCP_QPOLICY, errno ECANCELED, the reason as ee_code and
  * the expiry in ee_data:ee_info; poll() reports EPOLLERR meanwhile.
  *
  * As in sbpn_full: tx_qlen 4 behind a full CCID 2 window on a path with a
  * 1 s RTT.  D evicts the filler F; X (due in 700 ms) is found expired when
- * R arrives 450 ms later.  Without the option nothing is queued.
+ * R arrives 450 ms later.  Without the flag nothing is queued.
  */
 #include "sbpn_test.h"
 
@@ -69,7 +69,8 @@ TEST_F(notify, discarded_packets_come_back)
 	struct notice n;
 	uint64_t t_x;
 
-	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_QPOLICY_NOTIFY, variant->on);
+	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_QPOLICY_FLAGS,
+		      DCCP_QPOLICY_F_NOTIFY, variant->on);
 
 	fill = sbpn_block(_metadata, &self->c, 0);
 	t_x = dt_now_ns() + 700 * NSEC_PER_MSEC;

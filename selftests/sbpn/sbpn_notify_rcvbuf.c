@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Drop notices (DCCP_SOCKOPT_QPOLICY_NOTIFY) that the application never
+ * Drop notices (DCCP_QPOLICY_F_NOTIFY) that the application never
  * reads must not make the socket drop what it receives.
  *
  * A notice is the discarded packet itself, charged to sk_rmem_alloc
@@ -99,7 +99,8 @@ TEST_F(notices, two_way)
 	fd = self->c.cfd;
 	ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
 				sizeof(rcvbuf)));
-	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_QPOLICY_NOTIFY, 1);
+	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_QPOLICY_FLAGS,
+		      DCCP_QPOLICY_F_NOTIFY, 1);
 	send_late(_metadata, fd, N_LATE);
 	s = sbpn_stats(_metadata, fd);
 	sbpn_stats_log(_metadata, "notices queued", &s);
@@ -142,7 +143,7 @@ TEST_F(notices, one_way)
 	fd = self->c.cfd;
 	ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
 				sizeof(rcvbuf)));
-	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_NOTIFY, 1));
+	ASSERT_EQ(0, sbpn_set_qflag(fd, DCCP_QPOLICY_F_NOTIFY, 1));
 	send_late(_metadata, fd, N_LATE_1);
 	meminfo(_metadata, fd, mi);
 	TH_LOG("notices: rmem_alloc %u of rcvbuf %u",

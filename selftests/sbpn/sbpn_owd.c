@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DCCP_SOCKOPT_QPOLICY_OWD, over CCID 3: expiry is judged by a one-way
- * delay of RTT/2 by default and of RTT - min RTT/2 with the option on.
+ * DCCP_QPOLICY_F_OWD, over CCID 3: expiry is judged by a one-way
+ * delay of RTT/2 by default and of RTT - min RTT/2 with the flag on.
  *
  * SBPN1 on a path whose feedback takes 100 ms (netem on the receiver's
  * side), then 500 ms: CCID 3's smallest sample stays near 100 ms while its
@@ -9,7 +9,7 @@
  * packet is queued whose deadline lies halfway between R/2 and R - 60 ms
  * from now: by RTT/2 it can arrive in time and is sent, by RTT - min RTT/2
  * it cannot and is discarded as expired.  The last RTT
- * (DCCP_SOCKOPT_QPOLICY_LAST_RTT) is on in both variants, so that a
+ * (DCCP_QPOLICY_F_LAST_RTT) is on in both variants, so that a
  * nofeedback timeout while the delay grows cannot make the RTT 0.
  */
 #include "sbpn_test.h"
@@ -48,8 +48,9 @@ TEST_F(owd, queue_grew)
 	unsigned int due_ms;
 	uint32_t tag = 0;
 
-	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_QPOLICY_OWD, variant->on);
-	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_LAST_RTT, 1));
+	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_QPOLICY_FLAGS,
+		      DCCP_QPOLICY_F_OWD, variant->on);
+	ASSERT_EQ(0, sbpn_set_qflag(fd, DCCP_QPOLICY_F_LAST_RTT, 1));
 
 	/* the smallest sample: about 100 ms */
 	sbpn_measure_rtt(_metadata, &self->c, 100);

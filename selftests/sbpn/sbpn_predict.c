@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DCCP_SOCKOPT_QPOLICY_PREDICT over CCID 3: with it, a full queue discards
+ * DCCP_QPOLICY_F_PREDICT over CCID 3: with it, a full queue discards
  * the packet predicted to arrive late where it stands in send order and
  * admits a new packet that can still arrive in time; without it, the late
  * packet stays and the new one is refused.
@@ -50,8 +50,10 @@ TEST_F(predict, full_queue)
 	uint64_t t_5;
 	uint32_t tag;
 
-	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_QPOLICY_PREDICT, variant->on);
-	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_QPOLICY_NOTIFY, 1);
+	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_QPOLICY_FLAGS,
+		      DCCP_QPOLICY_F_PREDICT, variant->on);
+	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_QPOLICY_FLAGS,
+		      DCCP_QPOLICY_F_NOTIFY, 1);
 
 	for (uint32_t tag = 1; tag <= 4; tag++)
 		ASSERT_EQ(0, dt_send(fd, tag, 1, 1, 0, 0, MSG_DONTWAIT));

@@ -19,7 +19,7 @@
  * at the end (nothing but the window's fillers sent), or the test means
  * nothing.
  *
- *  newest      SBPN1 with DCCP_SOCKOPT_QPOLICY_NEWEST: top() judges the
+ *  newest      SBPN1 with DCCP_QPOLICY_ORDER_NEWEST: top() judges the
  *              newest packet of the highest priority only;
  *  lower_band  SBPN1, default order: one packet of a higher priority, due in
  *              10 s, is the one top() judges; the 20 ms packets wait below;
@@ -51,25 +51,29 @@ FIXTURE(reclaim) {
 
 FIXTURE_VARIANT(reclaim) {
 	int policy;
-	int newest;	/* DCCP_SOCKOPT_QPOLICY_NEWEST */
+	int order;	/* DCCP_SOCKOPT_QPOLICY_ORDER */
 	int high;	/* one packet of a higher priority first */
 	int reclaims;	/* the policy discards expired packets */
 };
 
 FIXTURE_VARIANT_ADD(reclaim, newest) {
-	.policy = DCCPQ_POLICY_SBPN1, .newest = 1, .high = 0, .reclaims = 1,
+	.policy = DCCPQ_POLICY_SBPN1, .order = DCCP_QPOLICY_ORDER_NEWEST,
+	.high = 0, .reclaims = 1,
 };
 
 FIXTURE_VARIANT_ADD(reclaim, lower_band) {
-	.policy = DCCPQ_POLICY_SBPN1, .newest = 0, .high = 1, .reclaims = 1,
+	.policy = DCCPQ_POLICY_SBPN1, .order = DCCP_QPOLICY_ORDER_PRIORITY,
+	.high = 1, .reclaims = 1,
 };
 
 FIXTURE_VARIANT_ADD(reclaim, sbpn2) {
-	.policy = DCCPQ_POLICY_SBPN2, .newest = 1, .high = 0, .reclaims = 1,
+	.policy = DCCPQ_POLICY_SBPN2, .order = DCCP_QPOLICY_ORDER_NEWEST,
+	.high = 0, .reclaims = 1,
 };
 
 FIXTURE_VARIANT_ADD(reclaim, sbpn3) {
-	.policy = DCCPQ_POLICY_SBPN3, .newest = 1, .high = 0, .reclaims = 0,
+	.policy = DCCPQ_POLICY_SBPN3, .order = DCCP_QPOLICY_ORDER_NEWEST,
+	.high = 0, .reclaims = 0,
 };
 
 FIXTURE_SETUP(reclaim)
@@ -77,8 +81,8 @@ FIXTURE_SETUP(reclaim)
 	int sndbuf = SNDBUF;
 
 	sbpn_connect(_metadata, &self->c, 1, 2, variant->policy, 0);
-	ASSERT_EQ(0, dt_setopt(self->c.cfd, DCCP_SOCKOPT_QPOLICY_NEWEST,
-			       variant->newest));
+	ASSERT_EQ(0, dt_setopt(self->c.cfd, DCCP_SOCKOPT_QPOLICY_ORDER,
+			       variant->order));
 	if (variant->reclaims)
 		ASSERT_EQ(0, setsockopt(self->c.cfd, SOL_SOCKET, SO_SNDBUF,
 					&sndbuf, sizeof(sndbuf)));

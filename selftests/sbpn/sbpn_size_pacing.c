@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DCCP_SOCKOPT_SIZE_PACING over CCID 3: with it, a small packet waits for
+ * DCCP_TX_CCID_F_SIZE_PACING over CCID 3: with it, a small packet waits for
  * the send interval its own bytes need at the allowed rate, not that of a
  * packet of mean size.
  *
@@ -8,11 +8,11 @@
  * first feedback X is CCID 3's initial rate, 4 s / RTT for packets of up to
  * 1095 bytes (RFC 5348, 4.2, with the handshake's RTT), 2000 B/s for a first
  * packet of 1000 bytes: its interval is 500 ms.  Then five packets of 100
- * bytes and ten of 1000 are queued.  With the option each 100-byte packet
+ * bytes and ten of 1000 are queued.  With the flag each 100-byte packet
  * takes 100 / X = 50 ms, and by 1 s the first packet, the five small ones
  * and one large one have left (7).  Without it each small packet takes the
  * interval of a packet of mean size, 300-500 ms: 2 or 3 have left.  Pacing
- * that ignored the size with the option on would send as few: the mean of
+ * that ignored the size with the flag on would send as few: the mean of
  * the packets queued, which s is then, stays near 1000 bytes.
  */
 #include "sbpn_test.h"
@@ -52,7 +52,8 @@ TEST_F(size_pacing, small_after_large)
 	struct dccp_qpolicy_stats s;
 	struct dt_tfrc_tx_info ti;
 
-	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_SIZE_PACING, variant->on);
+	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_TX_CCID_FLAGS,
+		      DCCP_TX_CCID_F_SIZE_PACING, variant->on);
 
 	ASSERT_EQ(0, send_bytes(fd, 1000));
 	for (int i = 0; i < 5; i++)

@@ -1,29 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DCCP_SOCKOPT_SIZE_PACING over CCID 3: s, the segment size of the
+ * DCCP_TX_CCID_F_SIZE_PACING over CCID 3: s, the segment size of the
  * throughput equation, is the average size of the packets sent over the
  * last four loss intervals (RFC 5348, 4.1), and X_calc is the equation's
  * rate for that s, the RTT and the receiver's p (3.1), as without the
- * option.  s is read with DCCP_SOCKOPT_CCID_TX_INFO as t_ipi times X.
+ * flag.  s is read with DCCP_SOCKOPT_CCID_TX_INFO as t_ipi times X.
  *
  * x_calc: SBPN1 with an unbounded queue, fed every 5 ms with a 100-byte
  * packet of priority 1 and a 1000-byte packet of priority 0 that is due
  * 1 ms before it is queued: the large ones are discarded as expired, so
  * every packet sent is a 100-byte one.  netem drops 5 % of the data
- * packets; once the receiver reports p, s must be 100, with the option or
+ * packets; once the receiver reports p, s must be 100, with the flag or
  * without, and X_calc the equation's X for 100 bytes, R and p.  An s taken
  * from the packets queued (about 550) fails, and so does an X_calc with p
  * scaled by the sizes queued over those sent or bounded by another rate.
  *
  * window: SIMPLE, a clean path: 100 packets of 1000 bytes, then 300 of
- * 100, one per 5 ms.  With the option, once all have left, s must be the
+ * 100, one per 5 ms.  With the flag, once all have left, s must be the
  * mean of all of them, 325: there was no loss, so they are all in the open
  * loss interval; CCID 3's moving average of the last packets, which an s
  * of the last few packets or a span restarted on every feedback gives,
  * is 100.  Then netem drops 5 % and 100-byte packets go on until p has
  * risen six times: each rise begins a loss interval, so after five the
  * 1000-byte packets are out of the span and s must be 100; a span that
- * never forgets gives about 200.  Without the option s is 100 throughout.
+ * never forgets gives about 200.  Without the flag s is 100 throughout.
  */
 #include "sbpn_test.h"
 
@@ -85,7 +85,7 @@ TEST_F(size_pacing_loss, x_calc)
 
 	sbpn_connect(_metadata, &self->c, 1, 3, DCCPQ_POLICY_SBPN1, 0);
 	fd = self->c.cfd;
-	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_SIZE_PACING, variant->on));
+	ASSERT_EQ(0, dt_set_txflag(fd, DCCP_TX_CCID_F_SIZE_PACING, variant->on));
 	for (ms = 0; ms < WAIT_MS && settle; ms += PERIOD_MS) {
 		ASSERT_EQ(0, dt_send_len(fd, SMALL, tag++, 1, 1, 1,
 					 sbpn_in_ms(5000), MSG_DONTWAIT));
@@ -139,7 +139,7 @@ TEST_F(size_pacing_loss, window)
 	      sbpn_ns_a, CLEAN);
 	sbpn_connect(_metadata, &self->c, 2, 3, DCCPQ_POLICY_SIMPLE, 0);
 	fd = self->c.cfd;
-	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_SIZE_PACING, variant->on));
+	ASSERT_EQ(0, dt_set_txflag(fd, DCCP_TX_CCID_F_SIZE_PACING, variant->on));
 	for (int i = 0; i < N_LARGE + N_SMALL; i++) {
 		ASSERT_EQ(0, dt_send_len(fd, i < N_LARGE ? LARGE : SMALL, tag++,
 					 0, 0, 0, 0, MSG_DONTWAIT));

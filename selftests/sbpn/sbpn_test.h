@@ -420,22 +420,59 @@ static inline void sbpn_expect_tags(struct __test_metadata *_metadata,
 }
 
 /*
- * A 0/1 socket option's contract, then its use: 0 by default, EINVAL for
- * 2; set it to @on and read @on back.
+ * Turn the queueing policy's flag(s) @flag (DCCP_QPOLICY_F_*) on or off,
+ * the other bits of DCCP_SOCKOPT_QPOLICY_FLAGS as they are.  0, or -1
+ * (errno).
+ */
+static inline int sbpn_set_qflag(int fd, int flag, int on)
+{
+	return dccp_setopt_bits(fd, DCCP_SOCKOPT_QPOLICY_FLAGS, flag, on);
+}
+
+/*
+ * A flag of a bit mask option (DCCP_SOCKOPT_QPOLICY_FLAGS or
+ * DCCP_SOCKOPT_TX_CCID_FLAGS) and the option's contract, then its use: the
+ * flag is off until set; a bit the kernel does not know and INT_MIN are
+ * refused (EINVAL) and leave the bits in force as they were; turn @flag on
+ * or off (@on) and read back the bits in force, the others unchanged.
  */
 static inline void sbpn_set_flag(struct __test_metadata *_metadata, int fd,
-				 int opt, int on)
+				 int opt, int flag, int on)
 {
-	int val = -1;
-	socklen_t len = sizeof(val);
+	int unknown = opt == DCCP_SOCKOPT_TX_CCID_FLAGS ?
+		      DCCP_TX_CCID_F_UNKNOWN : DCCP_QPOLICY_F_UNKNOWN;
+	int old = dt_getopt(fd, opt);
 
-	ASSERT_EQ(0, getsockopt(fd, SOL_DCCP, opt, &val, &len));
-	ASSERT_EQ(0, val);
-	ASSERT_EQ(-1, dt_setopt(fd, opt, 2));
+	ASSERT_LE(0, old);
+	ASSERT_EQ(0, old & flag);
+	ASSERT_EQ(-1, dt_setopt(fd, opt, old | unknown));
 	ASSERT_EQ(EINVAL, errno);
-	ASSERT_EQ(0, dt_setopt(fd, opt, on));
-	ASSERT_EQ(0, getsockopt(fd, SOL_DCCP, opt, &val, &len));
-	ASSERT_EQ(on, val);
+	ASSERT_EQ(-1, dt_setopt(fd, opt, INT_MIN));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(old, dt_getopt(fd, opt));
+	ASSERT_EQ(0, dccp_setopt_bits(fd, opt, flag, on));
+	ASSERT_EQ(on ? old | flag : old, dt_getopt(fd, opt));
+}
+
+/*
+ * DCCP_SOCKOPT_QPOLICY_ORDER's contract, then its use: PRIORITY until set;
+ * a value past the last order and -1 are refused (EINVAL) and leave the
+ * order in force; set @order and read it back.
+ */
+static inline void sbpn_set_order(struct __test_metadata *_metadata, int fd,
+				  int order)
+{
+	ASSERT_EQ(DCCP_QPOLICY_ORDER_PRIORITY,
+		  dt_getopt(fd, DCCP_SOCKOPT_QPOLICY_ORDER));
+	ASSERT_EQ(-1, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_ORDER,
+				DCCP_QPOLICY_ORDER_INVALID));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(-1, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_ORDER, -1));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(DCCP_QPOLICY_ORDER_PRIORITY,
+		  dt_getopt(fd, DCCP_SOCKOPT_QPOLICY_ORDER));
+	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_ORDER, order));
+	ASSERT_EQ(order, dt_getopt(fd, DCCP_SOCKOPT_QPOLICY_ORDER));
 }
 
 /*

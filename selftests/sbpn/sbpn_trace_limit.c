@@ -7,13 +7,13 @@
  * not 0.  Each case is one where the RTT/2 rule alone does not explain the
  * discard (expiry_ns >= now_ns + rtt_us * 1000 / 2):
  *
- *  predict  DCCP_SOCKOPT_QPOLICY_PREDICT, the scenario of sbpn_predict: over
+ *  predict  DCCP_QPOLICY_F_PREDICT, the scenario of sbpn_predict: over
  *           CCID 3 with feedback delayed 2 s, tx_qlen 4, a packet due in
  *           1.2 s queued behind three others is discarded as predicted late
  *           when a new packet finds the queue full; the CCID has no RTT yet,
  *           so only wait_ns (its predicted wait, three 500 ms intervals)
  *           explains it.
- *  owd      DCCP_SOCKOPT_QPOLICY_OWD, the scenario of sbpn_owd: once CCID 3's
+ *  owd      DCCP_QPOLICY_F_OWD, the scenario of sbpn_owd: once CCID 3's
  *           RTT has grown from 100 ms to 300 ms or more, a packet due
  *           halfway between R/2 and R - 60 ms is discarded; only
  *           rtt_us - min_rtt_us / 2 explains it.
@@ -112,7 +112,7 @@ TEST_F(limit, predict)
 	/* path 1: feedback delayed 2 s */
 	sbpn_connect(_metadata, &self->c, 1, 3, DCCPQ_POLICY_SBPN1, 4);
 	fd = self->c.cfd;
-	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_PREDICT, 1));
+	ASSERT_EQ(0, sbpn_set_qflag(fd, DCCP_QPOLICY_F_PREDICT, 1));
 	for (uint32_t tag = 1; tag <= 4; tag++)
 		ASSERT_EQ(0, dt_send(fd, tag, 1, 1, 0, 0, MSG_DONTWAIT));
 	t_late = sbpn_in_ms(1200);
@@ -149,8 +149,8 @@ TEST_F(limit, owd)
 	/* path 2: feedback delayed 100 ms, then 500 ms */
 	sbpn_connect(_metadata, &self->c, 2, 3, DCCPQ_POLICY_SBPN1, 0);
 	fd = self->c.cfd;
-	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_OWD, 1));
-	ASSERT_EQ(0, dt_setopt(fd, DCCP_SOCKOPT_QPOLICY_LAST_RTT, 1));
+	ASSERT_EQ(0, sbpn_set_qflag(fd, DCCP_QPOLICY_F_OWD |
+				    DCCP_QPOLICY_F_LAST_RTT, 1));
 	sbpn_measure_rtt(_metadata, &self->c, 100);
 	ti = sbpn_tx_info(_metadata, fd);
 	ASSERT_GT(250000, ti.rtt_us);

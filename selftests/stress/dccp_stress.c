@@ -7,15 +7,17 @@
  * veth with netem delay and loss on both ends, listens in one on every policy
  * (SIMPLE, PRIO, SBPN1/2/3) over IPv4 and IPv6, and opens client sockets in
  * the other with random policies, CCIDs and queue lengths, half of them giving
- * up frames whole (DCCP_SOCKOPT_QPOLICY_FRAME).  Worker threads then share
+ * up frames whole (DCCP_QPOLICY_F_FRAME).  Worker threads then share
  * those sockets and send random messages: payloads of every size (some too
  * big), random cmsgs (valid and invalid lengths, levels and types; every
  * priority; expiries of 0, the past, the near and far future, UINT64_MAX,
  * and a few shared by many packets, which make frames), blocking and not;
  * they change DCCP_SOCKOPT_QPOLICY_TXQLEN and set the other per-socket
- * options (notices, the expiry judgements, EDF, NEWEST, frames, size
- * pacing, Faster Restart) while sending, read the drop notices from the
- * error queue, and dump the namespace's sockets through sock_diag.
+ * options (the policy's flags: notices, the expiry judgements, frames; its
+ * order: EDF, NEWEST; the TX CCID's flags: size pacing, Faster Restart),
+ * now and then to a value the kernel must refuse, while sending, read the
+ * drop notices from the error queue, and dump the namespace's sockets
+ * through sock_diag.
  * Meanwhile sockets are shut down, closed and reopened, the
  * receiver closes some connections and leaves others unread, and the peer
  * vanishes: its link goes down, or its namespace is deleted.  The round ends
@@ -54,6 +56,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -404,14 +407,16 @@ static void slot_open(struct slot *sl, uint64_t *s)
 		setup_error("DCCP_SOCKOPT_QPOLICY_TXQLEN", policy);
 	if (set_ccid(fd, below(s, 2) ? 3 : 2))
 		setup_error("DCCP_SOCKOPT_CCID", policy);
-	if (setopt(fd, DCCP_SOCKOPT_QPOLICY_FRAME, below(s, 2)))
-		setup_error("DCCP_SOCKOPT_QPOLICY_FRAME", policy);
+	if (dccp_setopt_bits(fd, DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_FRAME,
+			     below(s, 2)))
+		setup_error("DCCP_QPOLICY_F_FRAME", policy);
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
 		setup_error("SO_SNDTIMEO", policy);
 	if (below(s, 16) == 0 && setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)))
 		setup_error("SO_LINGER", policy);
-	if (setopt(fd, DCCP_SOCKOPT_QPOLICY_NOTIFY, below(s, 2)))
-		setup_error("DCCP_SOCKOPT_QPOLICY_NOTIFY", policy);
+	if (dccp_setopt_bits(fd, DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_NOTIFY,
+			     below(s, 2)))
+		setup_error("DCCP_QPOLICY_F_NOTIFY", policy);
 	fcntl(fd, F_SETFL, O_NONBLOCK);
 	fault_arm(&main_fault, s, &main_counts);
 	connect(fd, (struct sockaddr *)&ss, len);
@@ -657,28 +662,58 @@ static void set_txqlen(struct slot *sl, uint64_t *s, struct counts *c,
 }
 
 /*
- * The other per-socket options, on or off at any time: whether each may be
- * changed on a connected socket, or with another set (EDF and NEWEST
- * exclude each other; size pacing and Faster Restart are CCID 3's), is the
- * kernel's to say, so refusals are counted, not judged.
+ * The other per-socket options at any time: a flag of the policy's or the
+ * TX CCID's turned on or off, the other bits kept (as an application
+ * would), or a value set outright, the order among them.  Some the kernel
+ * must refuse: a bit it does not know, turned on, INT_MIN, an order past
+ * the last, -1 (EINVAL), and any value of the counters, which are read
+ * only.  Whether the others may be changed on a connected socket (size
+ * pacing and Faster Restart are CCID 3's) is the kernel's to say, so
+ * refusals are counted, not judged.
  */
 static void set_option(struct slot *sl, uint64_t *s, struct counts *c,
 		       struct fault *f)
 {
-	static const int opts[] = {
-		DCCP_SOCKOPT_QPOLICY_NOTIFY, DCCP_SOCKOPT_QPOLICY_LAST_RTT,
-		DCCP_SOCKOPT_QPOLICY_PREDICT, DCCP_SOCKOPT_QPOLICY_OWD,
-		DCCP_SOCKOPT_QPOLICY_EDF, DCCP_SOCKOPT_QPOLICY_NEWEST,
-		DCCP_SOCKOPT_QPOLICY_FRAME, DCCP_SOCKOPT_SIZE_PACING,
-		DCCP_SOCKOPT_FASTER_RESTART,
+	static const struct {
+		int opt;
+		int flag;	/* the bit turned on or off, or 0: */
+		int val;	/* the value set */
+	} opts[] = {
+		{ DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_NOTIFY, 0 },
+		{ DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_LAST_RTT, 0 },
+		{ DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_PREDICT, 0 },
+		{ DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_OWD, 0 },
+		{ DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_FRAME, 0 },
+		{ DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_UNKNOWN, 0 },
+		{ DCCP_SOCKOPT_QPOLICY_FLAGS, 0, 0 },
+		{ DCCP_SOCKOPT_QPOLICY_FLAGS, 0, DCCP_QPOLICY_F_KNOWN },
+		{ DCCP_SOCKOPT_QPOLICY_FLAGS, 0, INT_MIN },
+		{ DCCP_SOCKOPT_QPOLICY_ORDER, 0, DCCP_QPOLICY_ORDER_PRIORITY },
+		{ DCCP_SOCKOPT_QPOLICY_ORDER, 0, DCCP_QPOLICY_ORDER_EDF },
+		{ DCCP_SOCKOPT_QPOLICY_ORDER, 0, DCCP_QPOLICY_ORDER_NEWEST },
+		{ DCCP_SOCKOPT_QPOLICY_ORDER, 0, DCCP_QPOLICY_ORDER_INVALID },
+		{ DCCP_SOCKOPT_QPOLICY_ORDER, 0, -1 },
+		{ DCCP_SOCKOPT_TX_CCID_FLAGS, DCCP_TX_CCID_F_SIZE_PACING, 0 },
+		{ DCCP_SOCKOPT_TX_CCID_FLAGS, DCCP_TX_CCID_F_FASTER_RESTART, 0 },
+		{ DCCP_SOCKOPT_TX_CCID_FLAGS, DCCP_TX_CCID_F_UNKNOWN, 0 },
+		{ DCCP_SOCKOPT_TX_CCID_FLAGS, 0, 0 },
+		{ DCCP_SOCKOPT_TX_CCID_FLAGS, 0, INT_MIN },
+		{ DCCP_SOCKOPT_QPOLICY_STATS, 0, 0 },	/* read only */
 	};
-	int opt = opts[below(s, sizeof(opts) / sizeof(opts[0]))];
-	int val = below(s, 2), rc;
+	unsigned int i = below(s, sizeof(opts) / sizeof(opts[0]));
+	int val = opts[i].val, on = below(s, 2), rc;
 
-	fault_arm(f, s, c);
-	rc = setopt(sl->fd, opt, val);
-	fault_disarm(f, c);
 	c->opt_calls++;
+	/* a flag: the bits in force first (a read refused counts as a refusal) */
+	if (opts[i].flag && dccp_getopt_int(sl->fd, opts[i].opt, &val)) {
+		c->opt_refused++;
+		return;
+	}
+	if (opts[i].flag)
+		val = on ? val | opts[i].flag : val & ~opts[i].flag;
+	fault_arm(f, s, c);
+	rc = setopt(sl->fd, opts[i].opt, val);
+	fault_disarm(f, c);
 	if (rc)
 		c->opt_refused++;
 }

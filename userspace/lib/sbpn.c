@@ -31,12 +31,29 @@ struct tfrc_tx_info {
 };
 
 /*
- * The option number of "dccp: ccid3: add optional TFRC Faster Restart"
- * (the optional series).  A stock 6.1 kernel answers it with
- * ENOPROTOOPT, so a build against the stock header needs no stub.
+ * The flag and order options of the series, for a build against a header
+ * without them (the stock one: config.h): a stock kernel answers each with
+ * ENOPROTOOPT by itself, so their numbers do instead of stubs.
+ * DCCP_QPOLICY_F_NOTIFY is not among them: without the header's error codes
+ * the library could not read the notices, so sbpn_set_notify() refuses.
  */
-#ifndef DCCP_SOCKOPT_FASTER_RESTART
-#define DCCP_SOCKOPT_FASTER_RESTART	19
+#ifndef DCCP_SOCKOPT_QPOLICY_FLAGS
+#define DCCP_SOCKOPT_QPOLICY_FLAGS	33
+#define DCCP_QPOLICY_F_LAST_RTT		(1 << 1)
+#define DCCP_QPOLICY_F_PREDICT		(1 << 2)
+#define DCCP_QPOLICY_F_OWD		(1 << 3)
+#define DCCP_QPOLICY_F_FRAME		(1 << 4)
+#endif
+#ifndef DCCP_SOCKOPT_QPOLICY_ORDER
+#define DCCP_SOCKOPT_QPOLICY_ORDER	34
+#define DCCP_QPOLICY_ORDER_PRIORITY	0
+#define DCCP_QPOLICY_ORDER_EDF		1
+#define DCCP_QPOLICY_ORDER_NEWEST	2
+#endif
+#ifndef DCCP_SOCKOPT_TX_CCID_FLAGS
+#define DCCP_SOCKOPT_TX_CCID_FLAGS	35
+#define DCCP_TX_CCID_F_FASTER_RESTART	(1 << 0)
+#define DCCP_TX_CCID_F_SIZE_PACING	(1 << 1)
 #endif
 
 static const char *const policy_names[SBPN_POLICY_COUNT] = {
@@ -147,7 +164,7 @@ int sbpn_get_qlen(int fd, unsigned int *qlen)
 	return 0;
 }
 
-/* The options that take one int (0 or 1 for the switches below). */
+/* The options that take one int: the flag masks and the send order. */
 static int set_int(int fd, int opt, int val)
 {
 	return setsockopt(fd, SOL_DCCP, opt, &val, sizeof(val));
@@ -160,84 +177,172 @@ static int get_int(int fd, int opt, int *val)
 	return getsockopt(fd, SOL_DCCP, opt, val, &len);
 }
 
+int sbpn_set_qpolicy_flags(int fd, unsigned int flags)
+{
+	return set_int(fd, DCCP_SOCKOPT_QPOLICY_FLAGS, (int)flags);
+}
+
+int sbpn_get_qpolicy_flags(int fd, unsigned int *flags)
+{
+	return get_int(fd, DCCP_SOCKOPT_QPOLICY_FLAGS, (int *)flags);
+}
+
+int sbpn_set_tx_ccid_flags(int fd, unsigned int flags)
+{
+	return set_int(fd, DCCP_SOCKOPT_TX_CCID_FLAGS, (int)flags);
+}
+
+int sbpn_get_tx_ccid_flags(int fd, unsigned int *flags)
+{
+	return get_int(fd, DCCP_SOCKOPT_TX_CCID_FLAGS, (int *)flags);
+}
+
+int sbpn_set_qpolicy_order(int fd, int order)
+{
+	return set_int(fd, DCCP_SOCKOPT_QPOLICY_ORDER, order);
+}
+
+int sbpn_get_qpolicy_order(int fd, int *order)
+{
+	return get_int(fd, DCCP_SOCKOPT_QPOLICY_ORDER, order);
+}
+
+/*
+ * One bit of the flags option @opt on or off: the kernel only replaces the
+ * whole mask, so read it, change the bit and write it back.
+ */
+static int set_flag(int fd, int opt, int bit, int on)
+{
+	int flags;
+
+	if (get_int(fd, opt, &flags))
+		return -1;
+	return set_int(fd, opt, on ? flags | bit : flags & ~bit);
+}
+
+static int get_flag(int fd, int opt, int bit, int *on)
+{
+	int flags;
+
+	if (get_int(fd, opt, &flags))
+		return -1;
+	*on = !!(flags & bit);
+	return 0;
+}
+
+/*
+ * The send order @order on or off.  On replaces only the default order,
+ * never the other of EDF and NEWEST; off returns to the default only from
+ * @order itself.
+ */
+static int set_order(int fd, int order, int on)
+{
+	int cur;
+
+	if (get_int(fd, DCCP_SOCKOPT_QPOLICY_ORDER, &cur))
+		return -1;
+	if (!!on == (cur == order))
+		return 0;
+	if (on && cur != DCCP_QPOLICY_ORDER_PRIORITY) {
+		errno = EINVAL;
+		return -1;
+	}
+	return set_int(fd, DCCP_SOCKOPT_QPOLICY_ORDER,
+		       on ? order : DCCP_QPOLICY_ORDER_PRIORITY);
+}
+
+static int get_order(int fd, int order, int *on)
+{
+	int cur;
+
+	if (get_int(fd, DCCP_SOCKOPT_QPOLICY_ORDER, &cur))
+		return -1;
+	*on = cur == order;
+	return 0;
+}
+
 int sbpn_set_faster_restart(int fd, int on)
 {
-	return set_int(fd, DCCP_SOCKOPT_FASTER_RESTART, on);
+	return set_flag(fd, DCCP_SOCKOPT_TX_CCID_FLAGS,
+			DCCP_TX_CCID_F_FASTER_RESTART, on);
 }
 
 int sbpn_get_faster_restart(int fd, int *on)
 {
-	return get_int(fd, DCCP_SOCKOPT_FASTER_RESTART, on);
+	return get_flag(fd, DCCP_SOCKOPT_TX_CCID_FLAGS,
+			DCCP_TX_CCID_F_FASTER_RESTART, on);
 }
 
 int sbpn_set_size_pacing(int fd, int on)
 {
-	return set_int(fd, DCCP_SOCKOPT_SIZE_PACING, on);
+	return set_flag(fd, DCCP_SOCKOPT_TX_CCID_FLAGS,
+			DCCP_TX_CCID_F_SIZE_PACING, on);
 }
 
 int sbpn_get_size_pacing(int fd, int *on)
 {
-	return get_int(fd, DCCP_SOCKOPT_SIZE_PACING, on);
+	return get_flag(fd, DCCP_SOCKOPT_TX_CCID_FLAGS,
+			DCCP_TX_CCID_F_SIZE_PACING, on);
 }
 
 int sbpn_set_predict(int fd, int on)
 {
-	return set_int(fd, DCCP_SOCKOPT_QPOLICY_PREDICT, on);
+	return set_flag(fd, DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_PREDICT, on);
 }
 
 int sbpn_get_predict(int fd, int *on)
 {
-	return get_int(fd, DCCP_SOCKOPT_QPOLICY_PREDICT, on);
+	return get_flag(fd, DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_PREDICT, on);
 }
 
 int sbpn_set_last_rtt(int fd, int on)
 {
-	return set_int(fd, DCCP_SOCKOPT_QPOLICY_LAST_RTT, on);
+	return set_flag(fd, DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_LAST_RTT, on);
 }
 
 int sbpn_get_last_rtt(int fd, int *on)
 {
-	return get_int(fd, DCCP_SOCKOPT_QPOLICY_LAST_RTT, on);
+	return get_flag(fd, DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_LAST_RTT, on);
 }
 
 int sbpn_set_owd(int fd, int on)
 {
-	return set_int(fd, DCCP_SOCKOPT_QPOLICY_OWD, on);
+	return set_flag(fd, DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_OWD, on);
 }
 
 int sbpn_get_owd(int fd, int *on)
 {
-	return get_int(fd, DCCP_SOCKOPT_QPOLICY_OWD, on);
+	return get_flag(fd, DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_OWD, on);
 }
 
 int sbpn_set_edf(int fd, int on)
 {
-	return set_int(fd, DCCP_SOCKOPT_QPOLICY_EDF, on);
+	return set_order(fd, DCCP_QPOLICY_ORDER_EDF, on);
 }
 
 int sbpn_get_edf(int fd, int *on)
 {
-	return get_int(fd, DCCP_SOCKOPT_QPOLICY_EDF, on);
+	return get_order(fd, DCCP_QPOLICY_ORDER_EDF, on);
 }
 
 int sbpn_set_newest(int fd, int on)
 {
-	return set_int(fd, DCCP_SOCKOPT_QPOLICY_NEWEST, on);
+	return set_order(fd, DCCP_QPOLICY_ORDER_NEWEST, on);
 }
 
 int sbpn_get_newest(int fd, int *on)
 {
-	return get_int(fd, DCCP_SOCKOPT_QPOLICY_NEWEST, on);
+	return get_order(fd, DCCP_QPOLICY_ORDER_NEWEST, on);
 }
 
 int sbpn_set_frame(int fd, int on)
 {
-	return set_int(fd, DCCP_SOCKOPT_QPOLICY_FRAME, on);
+	return set_flag(fd, DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_FRAME, on);
 }
 
 int sbpn_get_frame(int fd, int *on)
 {
-	return get_int(fd, DCCP_SOCKOPT_QPOLICY_FRAME, on);
+	return get_flag(fd, DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_FRAME, on);
 }
 
 int sbpn_set_ccid(int fd, uint8_t ccid)
@@ -370,8 +475,8 @@ const char *sbpn_drop_reason_name(enum sbpn_drop_reason r)
 
 int sbpn_set_notify(int fd, int on)
 {
-#ifdef HAVE_DCCP_SOCKOPT_QPOLICY_NOTIFY
-	return setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_QPOLICY_NOTIFY, &on, sizeof(on));
+#ifdef HAVE_DCCP_QPOLICY_F_NOTIFY
+	return set_flag(fd, DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_NOTIFY, on);
 #else
 	(void)fd;
 	(void)on;
@@ -382,7 +487,7 @@ int sbpn_set_notify(int fd, int on)
 
 int sbpn_notice_from_ee(const struct sock_extended_err *ee, struct sbpn_notice *n)
 {
-#ifdef HAVE_DCCP_SOCKOPT_QPOLICY_NOTIFY
+#ifdef HAVE_DCCP_QPOLICY_F_NOTIFY
 	if (ee->ee_origin != SO_EE_ORIGIN_DCCP_QPOLICY || ee->ee_errno != ECANCELED) {
 		errno = EBADMSG;
 		return -1;
@@ -419,7 +524,7 @@ int sbpn_notice_from_ee(const struct sock_extended_err *ee, struct sbpn_notice *
 
 int sbpn_read_notice(int fd, void *buf, size_t cap, struct sbpn_notice *n)
 {
-#ifdef HAVE_DCCP_SOCKOPT_QPOLICY_NOTIFY
+#ifdef HAVE_DCCP_QPOLICY_F_NOTIFY
 	struct sock_extended_err ee;
 	ssize_t len = sbpn_read_errqueue(fd, buf, cap, &ee);
 

@@ -55,7 +55,7 @@ struct sbpn_qstats {
 		 ccid_err;
 	uint64_t qlen;	/* packets queued when the counters were read */
 	uint64_t xmit_err;	/* of sent, dropped by the local network layer */
-	uint64_t frame;		/* discarded with their frame (QPOLICY_FRAME) */
+	uint64_t frame;		/* discarded with their frame (DCCP_QPOLICY_F_FRAME) */
 };
 
 /* Why the kernel discarded a packet it had admitted (a drop notice). */
@@ -65,7 +65,8 @@ enum sbpn_drop_reason {
 	SBPN_DROP_CCID_ERR,
 	SBPN_DROP_FRAME,	/* another packet of its frame was dropped */
 	SBPN_DROP_LATE,		/* in time when judged, not at its predicted
-				 * departure (QPOLICY_PREDICT); counted as expired
+				 * departure (DCCP_QPOLICY_F_PREDICT);
+				 * counted as expired
 				 */
 	SBPN_DROP_COUNT
 };
@@ -114,15 +115,38 @@ int sbpn_get_qlen(int fd, unsigned int *qlen);
 int sbpn_set_ccid(int fd, uint8_t ccid);
 int sbpn_get_tx_ccid(int fd, int *ccid);
 /*
- * CCID3 Faster Restart (DCCP_SOCKOPT_FASTER_RESTART), on is 0 or 1; any time
- * during the socket's life.  ENOPROTOOPT when the kernel lacks it.
+ * The optional mechanisms are bits of two int options and the send order
+ * a value of a third (<linux/dccp.h>): DCCP_SOCKOPT_QPOLICY_FLAGS
+ * (DCCP_QPOLICY_F_*), DCCP_SOCKOPT_TX_CCID_FLAGS (DCCP_TX_CCID_F_*) and
+ * DCCP_SOCKOPT_QPOLICY_ORDER (enum dccp_qpolicy_order).  All three may be
+ * set at any time during the socket's life and are inherited on accept.
+ * Setting a flags option replaces all its bits; a bit or an order the
+ * kernel does not know is EINVAL, so an application learns that the kernel
+ * lacks that mechanism.  A kernel without the options (stock DCCP) gives
+ * ENOPROTOOPT.  These six read or write the whole value; the per-mechanism
+ * calls below are built on them.
+ */
+int sbpn_set_qpolicy_flags(int fd, unsigned int flags);
+int sbpn_get_qpolicy_flags(int fd, unsigned int *flags);
+int sbpn_set_tx_ccid_flags(int fd, unsigned int flags);
+int sbpn_get_tx_ccid_flags(int fd, unsigned int *flags);
+int sbpn_set_qpolicy_order(int fd, int order);
+int sbpn_get_qpolicy_order(int fd, int *order);
+/*
+ * One mechanism each, on is 0 or 1; any time.  sbpn_set_*() reads the
+ * option, turns the mechanism's bit (or send order, below) on or off and
+ * writes it back, leaving the rest as it is (so two threads must not set
+ * mechanisms of one socket at once); sbpn_get_*() says whether it is in
+ * force.  ENOPROTOOPT when the kernel lacks the option, EINVAL when it
+ * lacks the mechanism.
+ *
+ * CCID3 TFRC Faster Restart (DCCP_TX_CCID_F_FASTER_RESTART).
  */
 int sbpn_set_faster_restart(int fd, int on);
 int sbpn_get_faster_restart(int fd, int *on);
 /*
- * CCID3 size pacing (DCCP_SOCKOPT_SIZE_PACING: each packet spaced by len / X)
- * and SBPN's predicted departure (DCCP_SOCKOPT_QPOLICY_PREDICT), on is 0 or
- * 1; any time.  ENOPROTOOPT when the kernel lacks them.
+ * CCID3 size pacing (DCCP_TX_CCID_F_SIZE_PACING: each packet spaced by
+ * len / X) and SBPN's predicted departure (DCCP_QPOLICY_F_PREDICT).
  */
 int sbpn_set_size_pacing(int fd, int on);
 int sbpn_get_size_pacing(int fd, int *on);
@@ -130,51 +154,47 @@ int sbpn_set_predict(int fd, int on);
 int sbpn_get_predict(int fd, int *on);
 /*
  * Judge expiry by the last RTT measured after CCID3's nofeedback timer
- * expired, as the SBPN paper did, instead of 0
- * (DCCP_SOCKOPT_QPOLICY_LAST_RTT), on is 0 or 1; any time.  ENOPROTOOPT when
- * the kernel lacks it.
+ * expired, as the SBPN paper did, instead of 0 (DCCP_QPOLICY_F_LAST_RTT).
  */
 int sbpn_set_last_rtt(int fd, int on);
 int sbpn_get_last_rtt(int fd, int *on);
 /*
  * Judge expiry by a one-way delay of RTT - min RTT/2 (all queueing on the
- * way out) instead of RTT/2 (DCCP_SOCKOPT_QPOLICY_OWD), on is 0 or 1; any
- * time.  ENOPROTOOPT when the kernel lacks it.
+ * way out) instead of RTT/2 (DCCP_QPOLICY_F_OWD).
  */
 int sbpn_set_owd(int fd, int on);
 int sbpn_get_owd(int fd, int *on);
 /*
  * Send the earliest expiry first, whatever its priority; priority then only
- * decides what a full queue gives up (DCCP_SOCKOPT_QPOLICY_EDF), on is 0 or
- * 1; any time.  ENOPROTOOPT when the kernel lacks it.
+ * decides what a full queue gives up (DCCP_QPOLICY_ORDER_EDF).  Send the
+ * packets of a priority newest first; a full queue gives up the oldest of
+ * the lowest priority (DCCP_QPOLICY_ORDER_NEWEST).  Both are send orders
+ * (DCCP_SOCKOPT_QPOLICY_ORDER), so at most one is in force.  Turning one on
+ * while the other is in force fails with EINVAL, as it did when they were
+ * two options, rather than replace the order the caller chose; turning one
+ * off restores DCCP_QPOLICY_ORDER_PRIORITY if it is in force and changes
+ * nothing otherwise.
  */
 int sbpn_set_edf(int fd, int on);
 int sbpn_get_edf(int fd, int *on);
-/*
- * Send the packets of a priority newest first; a full queue gives up the
- * oldest of the lowest priority (DCCP_SOCKOPT_QPOLICY_NEWEST), on is 0 or 1;
- * any time, but not together with EDF (EINVAL).  ENOPROTOOPT when the kernel
- * lacks it.
- */
 int sbpn_set_newest(int fd, int on);
 int sbpn_get_newest(int fd, int *on);
 /*
  * Give up a frame (the packets of one priority and expiry) whole when one of
- * its packets is dropped (DCCP_SOCKOPT_QPOLICY_FRAME), on is 0 or 1;
- * -1/errno as setsockopt/getsockopt.
+ * its packets is dropped (DCCP_QPOLICY_F_FRAME).
  */
 int sbpn_set_frame(int fd, int on);
 int sbpn_get_frame(int fd, int *on);
 
 /*
- * Drop notices (DCCP_SOCKOPT_QPOLICY_NOTIFY): each packet the queueing
- * policy discards after admitting it comes back on the error queue with
- * its payload.  sbpn_set_notify: ENOPROTOOPT when the kernel lacks it,
- * EOPNOTSUPP when this build's header does.  sbpn_read_notice reads one
- * without blocking into buf (cap bytes): 1 and *n filled, 0 when there is
- * none, -1 and errno on error (EBADMSG: not a drop notice; EMSGSIZE: more
- * control data than a notice has).  It reads with sbpn_read_errqueue()
- * (sbpn_errqueue.h), which the selftests use too.
+ * Drop notices (DCCP_QPOLICY_F_NOTIFY): each packet the queueing policy
+ * discards after admitting it comes back on the error queue with its
+ * payload.  sbpn_set_notify() sets the bit like the calls above, and is
+ * EOPNOTSUPP when this build's header lacks the notices.  sbpn_read_notice
+ * reads one without blocking into buf (cap bytes): 1 and *n filled, 0 when
+ * there is none, -1 and errno on error (EBADMSG: not a drop notice;
+ * EMSGSIZE: more control data than a notice has).  It reads with
+ * sbpn_read_errqueue() (sbpn_errqueue.h), which the selftests use too.
  */
 const char *sbpn_drop_reason_name(enum sbpn_drop_reason r);
 int sbpn_set_notify(int fd, int on);

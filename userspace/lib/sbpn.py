@@ -29,14 +29,25 @@ DCCP_SOCKOPT_SERVICE = 2
 DCCP_SOCKOPT_CCID = 13
 DCCP_SOCKOPT_QPOLICY_ID = 16
 DCCP_SOCKOPT_QPOLICY_TXQLEN = 17
-DCCP_SOCKOPT_QPOLICY_STATS = 18
-DCCP_SOCKOPT_FASTER_RESTART = 19
-DCCP_SOCKOPT_QPOLICY_NOTIFY = 20
-DCCP_SOCKOPT_QPOLICY_LAST_RTT = 21
-DCCP_SOCKOPT_SIZE_PACING = 22
-DCCP_SOCKOPT_QPOLICY_PREDICT = 23
-DCCP_SOCKOPT_QPOLICY_OWD = 24
+DCCP_SOCKOPT_QPOLICY_STATS = 32
+DCCP_SOCKOPT_QPOLICY_FLAGS = 33
+DCCP_SOCKOPT_QPOLICY_ORDER = 34
+DCCP_SOCKOPT_TX_CCID_FLAGS = 35
 DCCP_SOCKOPT_CCID_TX_INFO = 192
+
+# The bits of DCCP_SOCKOPT_QPOLICY_FLAGS and DCCP_SOCKOPT_TX_CCID_FLAGS, and
+# the values of DCCP_SOCKOPT_QPOLICY_ORDER: any time, inherited on accept; a
+# bit or an order the kernel does not know is EINVAL.
+DCCP_QPOLICY_F_NOTIFY = 1 << 0
+DCCP_QPOLICY_F_LAST_RTT = 1 << 1
+DCCP_QPOLICY_F_PREDICT = 1 << 2
+DCCP_QPOLICY_F_OWD = 1 << 3
+DCCP_QPOLICY_F_FRAME = 1 << 4
+DCCP_TX_CCID_F_FASTER_RESTART = 1 << 0
+DCCP_TX_CCID_F_SIZE_PACING = 1 << 1
+DCCP_QPOLICY_ORDER_PRIORITY = 0
+DCCP_QPOLICY_ORDER_EDF = 1
+DCCP_QPOLICY_ORDER_NEWEST = 2
 
 DCCP_SCM_PRIORITY = 1
 DCCP_SCM_EXPIRY = 2
@@ -100,38 +111,82 @@ def set_qlen(s, tx_qlen):
     s.setsockopt(SOL_DCCP, DCCP_SOCKOPT_QPOLICY_TXQLEN, tx_qlen)
 
 
+def _get_int(s, opt):
+    """The value of an int option of SOL_DCCP."""
+    return struct.unpack("i", s.getsockopt(SOL_DCCP, opt, 4))[0]
+
+
+def _set_flag(s, opt, bit, on):
+    """One bit of the flags option ``opt`` on or off, the others kept: the
+    kernel only replaces the whole mask, so read, change and write it."""
+    flags = _get_int(s, opt)
+    s.setsockopt(SOL_DCCP, opt, flags | bit if on else flags & ~bit)
+
+
+def _set_order(s, order, on):
+    """The send order ``order`` on or off.  On replaces only the default
+    order (EINVAL while the other of EDF and NEWEST is in force, as when
+    they were two options); off returns to the default only from ``order``
+    itself."""
+    cur = _get_int(s, DCCP_SOCKOPT_QPOLICY_ORDER)
+    if bool(on) == (cur == order):
+        return
+    if on and cur != DCCP_QPOLICY_ORDER_PRIORITY:
+        raise OSError(errno.EINVAL, f"send order {cur} in force")
+    s.setsockopt(SOL_DCCP, DCCP_SOCKOPT_QPOLICY_ORDER,
+                 order if on else DCCP_QPOLICY_ORDER_PRIORITY)
+
+
 def set_faster_restart(s, on):
     """CCID3 TFRC Faster Restart on or off; any time."""
-    s.setsockopt(SOL_DCCP, DCCP_SOCKOPT_FASTER_RESTART, int(bool(on)))
+    _set_flag(s, DCCP_SOCKOPT_TX_CCID_FLAGS, DCCP_TX_CCID_F_FASTER_RESTART, on)
 
 
 def set_size_pacing(s, on):
     """CCID3 spaces each packet by its own size (len / X) on or off; any
     time."""
-    s.setsockopt(SOL_DCCP, DCCP_SOCKOPT_SIZE_PACING, int(bool(on)))
+    _set_flag(s, DCCP_SOCKOPT_TX_CCID_FLAGS, DCCP_TX_CCID_F_SIZE_PACING, on)
 
 
 def set_predict(s, on):
     """SBPN judges expiry at each packet's predicted departure on or off;
     any time."""
-    s.setsockopt(SOL_DCCP, DCCP_SOCKOPT_QPOLICY_PREDICT, int(bool(on)))
+    _set_flag(s, DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_PREDICT, on)
 
 
 def set_last_rtt(s, on):
     """After CCID3's nofeedback timer expired, judge expiry by the last RTT
     measured (as the SBPN paper did) instead of 0, on or off; any time."""
-    s.setsockopt(SOL_DCCP, DCCP_SOCKOPT_QPOLICY_LAST_RTT, int(bool(on)))
+    _set_flag(s, DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_LAST_RTT, on)
 
 
 def set_owd(s, on):
     """Judge expiry by a one-way delay of RTT - min RTT/2 (all queueing on
     the way out) instead of RTT/2, on or off; any time."""
-    s.setsockopt(SOL_DCCP, DCCP_SOCKOPT_QPOLICY_OWD, int(bool(on)))
+    _set_flag(s, DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_OWD, on)
+
+
+def set_frame(s, on):
+    """Give up a frame (the packets of one priority and expiry) whole when
+    one of its packets is dropped, on or off; any time."""
+    _set_flag(s, DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_FRAME, on)
+
+
+def set_edf(s, on):
+    """Send the earliest expiry first, whatever its priority, on or off;
+    any time.  EINVAL while NEWEST is on."""
+    _set_order(s, DCCP_QPOLICY_ORDER_EDF, on)
+
+
+def set_newest(s, on):
+    """Send the packets of a priority newest first, on or off; any time.
+    EINVAL while EDF is on."""
+    _set_order(s, DCCP_QPOLICY_ORDER_NEWEST, on)
 
 
 def set_notify(s, on):
-    """Drop notices (DCCP_SOCKOPT_QPOLICY_NOTIFY) on or off; any time."""
-    s.setsockopt(SOL_DCCP, DCCP_SOCKOPT_QPOLICY_NOTIFY, int(bool(on)))
+    """Drop notices (DCCP_QPOLICY_F_NOTIFY) on or off; any time."""
+    _set_flag(s, DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_NOTIFY, on)
 
 
 def send(s, data, prio=None, expiry_ns=None, flags=_socket.MSG_DONTWAIT):

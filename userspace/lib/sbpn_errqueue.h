@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * sbpn_errqueue.h - one message from a socket's error queue: the one reader
- * of the kernel's drop notices (DCCP_SOCKOPT_QPOLICY_NOTIFY).  The
+ * of the kernel's drop notices (DCCP_QPOLICY_F_NOTIFY).  The
  * library's sbpn_read_notice() decodes what it returns; the selftests
  * (selftests/sbpn/sbpn_test.h) check the extended error itself with it.
  * Header-only, needing libc and the kernel's uapi headers alone, so that

@@ -85,25 +85,25 @@ static void usage(FILE *f)
 "                         sbpn2, sbpn3\n"
 "  --ccid N               DCCP CCID, 2 or 3 (default 3)\n"
 "  --tx-qlen N            DCCP tx queue length, 0 = unbounded (default: kernel's)\n"
-"  --faster-restart       CCID3 TFRC Faster Restart (DCCP_SOCKOPT_FASTER_RESTART)\n"
-"  --size-pacing          CCID3 spaces packets by their size (DCCP_SOCKOPT_SIZE_PACING)\n"
+"  --faster-restart       CCID3 TFRC Faster Restart (DCCP_TX_CCID_F_FASTER_RESTART)\n"
+"  --size-pacing          CCID3 spaces packets by their size (DCCP_TX_CCID_F_SIZE_PACING)\n"
 "  --predict              SBPN judges expiry at the predicted departure\n"
-"                         (DCCP_SOCKOPT_QPOLICY_PREDICT)\n"
+"                         (DCCP_QPOLICY_F_PREDICT)\n"
 "  --last-rtt             after CCID3's nofeedback timer, judge expiry by the\n"
-"                         last RTT, not 0 (DCCP_SOCKOPT_QPOLICY_LAST_RTT)\n"
+"                         last RTT, not 0 (DCCP_QPOLICY_F_LAST_RTT)\n"
 "  --owd                  judge expiry by a one-way delay of RTT - min RTT/2,\n"
-"                         not RTT/2 (DCCP_SOCKOPT_QPOLICY_OWD)\n"
+"                         not RTT/2 (DCCP_QPOLICY_F_OWD)\n"
 "  --edf                  SBPN sends the earliest expiry first, priority decides\n"
-"                         only what a full queue drops (DCCP_SOCKOPT_QPOLICY_EDF)\n"
+"                         only what a full queue drops (DCCP_QPOLICY_ORDER_EDF)\n"
 "  --newest               SBPN sends each priority's newest packet first, a full\n"
-"                         queue drops its oldest (DCCP_SOCKOPT_QPOLICY_NEWEST)\n"
+"                         queue drops its oldest (DCCP_QPOLICY_ORDER_NEWEST)\n"
 "  --frame                SBPN gives up a frame (the packets of one instant) whole\n"
-"                         when one is dropped (DCCP_SOCKOPT_QPOLICY_FRAME)\n"
+"                         when one is dropped (DCCP_QPOLICY_F_FRAME)\n"
 "  --lifetime-ms MS       expiry = creation + MS; 0 = none (default: model's 200)\n"
 "  --silence-suppression  no audio during quiet phases of the call pattern\n"
 "  --cc-log FILE          sample CCID state and qpolicy counters (DCCP only)\n"
 "  --cc-interval-ms MS    sampling interval of --cc-log (default 100)\n"
-"  --notices FILE         record the kernel's drop notices (DCCP_SOCKOPT_QPOLICY_NOTIFY):\n"
+"  --notices FILE         record the kernel's drop notices (DCCP_QPOLICY_F_NOTIFY):\n"
 "                         each packet expired, evicted, dropped with its frame or\n"
 "                         on a CCID error\n"
 "  --keyframe-on-loss L   make the next video frame a key frame on a loss that\n"
@@ -367,23 +367,23 @@ static int open_socket(void)
 		} flags[] = {
 			{ cfg.notices || (cfg.kf & KF_BIT(KF_NOTICE)), sbpn_set_notify,
 			  cfg.notices ? "--notices" : "--keyframe-on-loss notice",
-			  "DCCP_SOCKOPT_QPOLICY_NOTIFY", "DCCP modules and header" },
+			  "DCCP_QPOLICY_F_NOTIFY", "DCCP modules and header" },
 			{ cfg.faster_restart, sbpn_set_faster_restart, "--faster-restart",
-			  "DCCP_SOCKOPT_FASTER_RESTART", "DCCP modules" },
+			  "DCCP_TX_CCID_F_FASTER_RESTART", "DCCP modules" },
 			{ cfg.size_pacing, sbpn_set_size_pacing, "--size-pacing",
-			  "DCCP_SOCKOPT_SIZE_PACING", "DCCP modules" },
+			  "DCCP_TX_CCID_F_SIZE_PACING", "DCCP modules" },
 			{ cfg.predict, sbpn_set_predict, "--predict",
-			  "DCCP_SOCKOPT_QPOLICY_PREDICT", "DCCP modules" },
+			  "DCCP_QPOLICY_F_PREDICT", "DCCP modules" },
 			{ cfg.last_rtt, sbpn_set_last_rtt, "--last-rtt",
-			  "DCCP_SOCKOPT_QPOLICY_LAST_RTT", "DCCP modules" },
+			  "DCCP_QPOLICY_F_LAST_RTT", "DCCP modules" },
 			{ cfg.owd, sbpn_set_owd, "--owd",
-			  "DCCP_SOCKOPT_QPOLICY_OWD", "DCCP modules" },
+			  "DCCP_QPOLICY_F_OWD", "DCCP modules" },
 			{ cfg.edf, sbpn_set_edf, "--edf",
-			  "DCCP_SOCKOPT_QPOLICY_EDF", "DCCP modules" },
+			  "DCCP_QPOLICY_ORDER_EDF", "DCCP modules" },
 			{ cfg.newest, sbpn_set_newest, "--newest",
-			  "DCCP_SOCKOPT_QPOLICY_NEWEST", "DCCP modules" },
+			  "DCCP_QPOLICY_ORDER_NEWEST", "DCCP modules" },
 			{ cfg.frame, sbpn_set_frame, "--frame",
-			  "DCCP_SOCKOPT_QPOLICY_FRAME", "DCCP modules" },
+			  "DCCP_QPOLICY_F_FRAME", "DCCP modules" },
 		};
 		uint32_t svc = htonl(SERVICE_CODE);
 
@@ -426,7 +426,7 @@ static int open_socket(void)
 		for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
 			if (!flags[i].on || !flags[i].set(fd, 1))
 				continue;
-			fprintf(stderr, "sbpn-send: %s: setsockopt(%s): %s (needs this project's %s)\n",
+			fprintf(stderr, "sbpn-send: %s: %s: %s (needs this project's %s)\n",
 				flags[i].flag, flags[i].opt, strerror(errno), flags[i].needs);
 			exit(EXIT_RUNTIME);
 		}

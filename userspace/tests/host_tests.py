@@ -931,12 +931,21 @@ def python_binding_matches_the_header():
     """userspace/lib/sbpn.py writes the uapi numbers out (Python has no
     header): each must be what the patched linux/dccp.h and
     linux/errqueue.h (HDR, make headers) say, the queue counters' order
-    included."""
+    included, and it must have the four options of the flags and the
+    order, every flag bit and every order the header has."""
     hdr = os.environ.get("HDR")
     assert hdr and os.path.isfile(f"{hdr}/linux/dccp.h"), f"HDR={hdr}: no patched linux/dccp.h"
     sys.path.insert(0, f"{US}/lib")
     import sbpn  # noqa: E402
-    names = [n for n in vars(sbpn) if re.match(r"(DCCP_SOCKOPT|DCCP_SCM|SO_EE_ORIGIN)_", n)]
+    with open(f"{hdr}/linux/dccp.h") as f:
+        need = set(re.findall(r"\b(DCCP_(?:QPOLICY_F|TX_CCID_F|QPOLICY_ORDER)_[A-Z0-9_]+)\b",
+                              f.read()))
+    need |= {"DCCP_SOCKOPT_QPOLICY_STATS", "DCCP_SOCKOPT_QPOLICY_FLAGS",
+             "DCCP_SOCKOPT_QPOLICY_ORDER", "DCCP_SOCKOPT_TX_CCID_FLAGS"}
+    missing = sorted(need - set(vars(sbpn)))
+    check(not missing, f"sbpn.py lacks {', '.join(missing)}")
+    names = [n for n in vars(sbpn) if re.match(
+        r"(DCCP_SOCKOPT|DCCP_SCM|SO_EE_ORIGIN|DCCP_QPOLICY_F|DCCP_TX_CCID_F|DCCP_QPOLICY_ORDER)_", n)]
     want = {n: getattr(sbpn, n) for n in names}
     want.update({f"DCCPQ_POLICY_{k.upper()}": v for k, v in sbpn.POLICIES.items()})
     want.update({f"DCCP_QPOLICY_EE_{v.upper()}": k for k, v in sbpn.DROP_REASONS.items()})
@@ -955,7 +964,7 @@ def python_binding_matches_the_header():
     assert p.returncode == 0, f"cc: {p.stderr}"
     got = dict(line.rsplit(" ", 1) for line in run([f"{TMP}/abi"]).stdout.splitlines())
     wrong = [f"{n}: sbpn.py {v}, header {got.get(n)}" for n, v in want.items() if str(v) != got.get(n)]
-    check(len(want) >= 20 and not wrong, "; ".join(wrong) or f"only {len(want)} names")
+    check(len(want) >= 40 and not wrong, "; ".join(wrong) or f"only {len(want)} names")
 
 
 def main():

@@ -143,7 +143,7 @@ static void one_family(int family, const char *name)
 		CHECK(!memcmp(buf, msg, strlen(msg)), "payload '%.*s'", (int)r, buf);
 	CHECK(ee.ee_origin == origin && ee.ee_errno == ECONNREFUSED,
 	      "origin %u errno %u, want %u and ECONNREFUSED", ee.ee_origin, ee.ee_errno, origin);
-#ifdef HAVE_DCCP_SOCKOPT_QPOLICY_NOTIFY
+#ifdef HAVE_DCCP_QPOLICY_F_NOTIFY
 	CHECK(provoke(fd, msg) == 0, "no second ICMP error queued in 10 s");
 	errno = 0;
 	r = sbpn_read_notice(fd, buf, sizeof(buf), &nt);
@@ -192,7 +192,7 @@ static void more_control_data_refused(void)
  */
 static void notice_decoding(void)
 {
-#ifdef HAVE_DCCP_SOCKOPT_QPOLICY_NOTIFY
+#ifdef HAVE_DCCP_QPOLICY_F_NOTIFY
 	static const struct { uint8_t code; enum sbpn_drop_reason reason; } codes[] = {
 		{ DCCP_QPOLICY_EE_EXPIRED, SBPN_DROP_EXPIRED },
 		{ DCCP_QPOLICY_EE_EVICTED, SBPN_DROP_EVICTED },
@@ -240,7 +240,7 @@ static void notice_decoding(void)
 	}
 	report(ok, "notice_decoding", NULL);
 #else
-	report(1, "notice_decoding", "this build's header has no DCCP_SOCKOPT_QPOLICY_NOTIFY");
+	report(1, "notice_decoding", "this build's header has no DCCP_QPOLICY_F_NOTIFY");
 #endif
 }
 
