@@ -219,23 +219,18 @@ TEST_F(frame_notices, evicted)
 	sbpn_send_pkts(_metadata, fd, p, ARRAY_SIZE(p), &refused);
 	EXPECT_EQ(0, refused);
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
-		struct sock_extended_err ee;
-		char payload[DT_PAYLOAD];
-		uint32_t tag;
-		ssize_t len;
+		struct sbpn_notice n;
 
-		len = sbpn_read_errqueue(fd, payload, sizeof(payload), &ee);
-		ASSERT_EQ(DT_PAYLOAD, len);
-		memcpy(&tag, payload, sizeof(tag));
-		EXPECT_EQ(want[i].tag, tag);
-		EXPECT_EQ(want[i].code, ee.ee_code);
-		EXPECT_EQ(ECANCELED, ee.ee_errno);
+		ASSERT_EQ(0, sbpn_read_notice(fd, &n));
+		EXPECT_EQ(want[i].tag, n.tag);
+		EXPECT_EQ(want[i].code, n.ee.ee_code);
+		EXPECT_EQ(ECANCELED, n.ee.ee_errno);
 		if (i == 0)
-			expiry = (uint64_t)ee.ee_data << 32 | ee.ee_info;
+			expiry = sbpn_notice_expiry(&n);
 		else
-			EXPECT_EQ(expiry, (uint64_t)ee.ee_data << 32 | ee.ee_info);
+			EXPECT_EQ(expiry, sbpn_notice_expiry(&n));
 	}
-	EXPECT_EQ(-EAGAIN, sbpn_read_errqueue(fd, NULL, 0, &(struct sock_extended_err){ 0 }));
+	EXPECT_EQ(-EAGAIN, sbpn_read_notice(fd, &(struct sbpn_notice){ 0 }));
 }
 
 TEST_HARNESS_MAIN

@@ -36,37 +36,13 @@ FIXTURE_TEARDOWN(notify)
 
 enum { A = 1, B, D, R, X };	/* test packet tags */
 
-struct notice {
-	uint32_t tag;
-	struct sock_extended_err ee;
-};
-
-/* One notice from the error queue of @fd: 0, or -errno (-EAGAIN: none) */
-static int read_notice(int fd, struct notice *n)
-{
-	char payload[DT_PAYLOAD];
-	ssize_t len = sbpn_read_errqueue(fd, payload, sizeof(payload), &n->ee);
-
-	if (len < 0)
-		return len;
-	if (len != DT_PAYLOAD)
-		return -EBADMSG;
-	memcpy(&n->tag, payload, sizeof(n->tag));
-	return 0;
-}
-
-static uint64_t notice_expiry(const struct notice *n)
-{
-	return (uint64_t)n->ee.ee_data << 32 | n->ee.ee_info;
-}
-
 TEST_F(notify, discarded_packets_come_back)
 {
 	struct pollfd p = { .fd = self->c.cfd, .events = 0 };
 	uint32_t want[40], got[SBPN_MAX_TAGS];
 	int fd = self->c.cfd, fill, n_want, n_got;
 	struct dccp_qpolicy_stats s;
-	struct notice n;
+	struct sbpn_notice n;
 	uint64_t t_x;
 
 	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_QPOLICY_FLAGS,
@@ -77,7 +53,7 @@ TEST_F(notify, discarded_packets_come_back)
 	ASSERT_EQ(0, dt_send(fd, A, 1, 2, 1, sbpn_in_ms(10000), MSG_DONTWAIT));
 	ASSERT_EQ(0, dt_send(fd, X, 1, 1, 1, t_x, MSG_DONTWAIT));
 	ASSERT_EQ(0, dt_send(fd, B, 1, 1, 1, sbpn_in_ms(10000), MSG_DONTWAIT));
-	EXPECT_EQ(-EAGAIN, read_notice(fd, &n));
+	EXPECT_EQ(-EAGAIN, sbpn_read_notice(fd, &n));
 	ASSERT_EQ(0, poll(&p, 1, 0));
 
 	/* D evicts F; 450 ms later X is expired and makes room for R */
@@ -93,21 +69,21 @@ TEST_F(notify, discarded_packets_come_back)
 		ASSERT_EQ(1, poll(&p, 1, 0));
 		EXPECT_TRUE(p.revents & POLLERR);
 
-		ASSERT_EQ(0, read_notice(fd, &n));
+		ASSERT_EQ(0, sbpn_read_notice(fd, &n));
 		EXPECT_EQ(SBPN_FILLER | (fill - 1), n.tag);
 		EXPECT_EQ(SO_EE_ORIGIN_DCCP_QPOLICY, n.ee.ee_origin);
 		EXPECT_EQ(ECANCELED, n.ee.ee_errno);
 		EXPECT_EQ(DCCP_QPOLICY_EE_EVICTED, n.ee.ee_code);
-		EXPECT_EQ(0, notice_expiry(&n));
+		EXPECT_EQ(0, sbpn_notice_expiry(&n));
 
-		ASSERT_EQ(0, read_notice(fd, &n));
+		ASSERT_EQ(0, sbpn_read_notice(fd, &n));
 		EXPECT_EQ(X, n.tag);
 		EXPECT_EQ(SO_EE_ORIGIN_DCCP_QPOLICY, n.ee.ee_origin);
 		EXPECT_EQ(ECANCELED, n.ee.ee_errno);
 		EXPECT_EQ(DCCP_QPOLICY_EE_EXPIRED, n.ee.ee_code);
-		EXPECT_EQ(t_x, notice_expiry(&n));
+		EXPECT_EQ(t_x, sbpn_notice_expiry(&n));
 	}
-	EXPECT_EQ(-EAGAIN, read_notice(fd, &n));
+	EXPECT_EQ(-EAGAIN, sbpn_read_notice(fd, &n));
 	p.revents = 0;
 	EXPECT_EQ(0, poll(&p, 1, 0));
 

@@ -45,10 +45,8 @@ TEST_F(predict, full_queue)
 {
 	int fd = self->c.cfd;
 	struct dccp_qpolicy_stats s0, s;
-	struct sock_extended_err ee;
-	char payload[DT_PAYLOAD];
+	struct sbpn_notice n;
 	uint64_t t_5;
-	uint32_t tag;
 
 	sbpn_set_flag(_metadata, fd, DCCP_SOCKOPT_QPOLICY_FLAGS,
 		      DCCP_QPOLICY_F_PREDICT, variant->on);
@@ -76,15 +74,14 @@ TEST_F(predict, full_queue)
 	EXPECT_EQ(4, s.qlen);
 
 	if (variant->on) {
-		ASSERT_EQ(DT_PAYLOAD, sbpn_read_errqueue(fd, payload, sizeof(payload), &ee));
-		memcpy(&tag, payload, sizeof(tag));
-		EXPECT_EQ(5, tag);
-		EXPECT_EQ(SO_EE_ORIGIN_DCCP_QPOLICY, ee.ee_origin);
-		EXPECT_EQ(ECANCELED, ee.ee_errno);
-		EXPECT_EQ(DCCP_QPOLICY_EE_LATE, ee.ee_code);
-		EXPECT_EQ(t_5, (uint64_t)ee.ee_data << 32 | ee.ee_info);
+		ASSERT_EQ(0, sbpn_read_notice(fd, &n));
+		EXPECT_EQ(5, n.tag);
+		EXPECT_EQ(SO_EE_ORIGIN_DCCP_QPOLICY, n.ee.ee_origin);
+		EXPECT_EQ(ECANCELED, n.ee.ee_errno);
+		EXPECT_EQ(DCCP_QPOLICY_EE_LATE, n.ee.ee_code);
+		EXPECT_EQ(t_5, sbpn_notice_expiry(&n));
 	}
-	EXPECT_EQ(-EAGAIN, sbpn_read_errqueue(fd, payload, sizeof(payload), &ee));
+	EXPECT_EQ(-EAGAIN, sbpn_read_notice(fd, &n));
 }
 
 TEST_HARNESS_MAIN

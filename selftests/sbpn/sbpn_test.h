@@ -40,6 +40,36 @@
  */
 #include "sbpn_errqueue.h"
 
+/* A drop notice of a test packet: its tag (the payload's first word) */
+struct sbpn_notice {
+	uint32_t tag;
+	struct sock_extended_err ee;
+};
+
+/*
+ * One notice from the error queue of @fd, whose payload must be a whole
+ * test packet (DT_PAYLOAD bytes): 0, or -errno (-EAGAIN: none; -EBADMSG:
+ * a payload of another length).
+ */
+static inline int sbpn_read_notice(int fd, struct sbpn_notice *n)
+{
+	char payload[DT_PAYLOAD];
+	ssize_t len = sbpn_read_errqueue(fd, payload, sizeof(payload), &n->ee);
+
+	if (len < 0)
+		return len;
+	if (len != DT_PAYLOAD)
+		return -EBADMSG;
+	memcpy(&n->tag, payload, sizeof(n->tag));
+	return 0;
+}
+
+/* The expiry a notice names: ee_data holds its high 32 bits, ee_info the low */
+static inline uint64_t sbpn_notice_expiry(const struct sbpn_notice *n)
+{
+	return (uint64_t)n->ee.ee_data << 32 | n->ee.ee_info;
+}
+
 #define SBPN_FILLER	0x80000000u	/* tag bit of the window fillers */
 #define SBPN_PROBE	0x40000000u	/* tag bit of sbpn_measure_rtt()'s packets */
 #define SBPN_PROBES	2		/* packets sbpn_measure_rtt() sends */
