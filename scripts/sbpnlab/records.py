@@ -25,6 +25,10 @@ SEND_CODED_COLUMNS = SEND_COLUMNS + ["frame", "key"]
 RECV_COLUMNS = ["seq", "class", "size", "sent_ns", "recv_ns"]
 NOTICES_FORMAT = "# sbpn-notices 1"
 NOTICES_COLUMNS = ["seq", "class", "reason", "expiry_ns", "notice_ns"]
+# The reasons a notice names, as the library writes them
+# (sbpn_drop_reason_name(), sbpn.DROP_REASONS): the one list that the run's
+# notice totals and the analysis's fates follow.
+NOTICE_REASONS = ("expired", "predicted_late", "evicted", "ccid_err", "frame")
 TCP_FORMAT = "# sbpn-tcp 1"         # sbpn-bulk (Documentation/traffic.rst)
 TCP_COLUMNS = ["t_ns", "bytes_written", "bytes_acked", "rtt_us", "min_rtt_us", "cwnd",
                "retrans"]

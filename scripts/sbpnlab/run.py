@@ -489,8 +489,7 @@ def _collect(spec, run_dir, meta, procs):
                 problems.append(f"media-{m['name']}.notices.rec is missing or not complete")
             elif q:
                 q["notices"] = str(sum(int(notices.get(r, 0))
-                                       for r in ("expired", "predicted_late", "evicted",
-                                                 "ccid_err", "frame")))
+                                       for r in records.NOTICE_REASONS))
         if q:
             meta["qpolicy"][m["name"]] = q
     n = sum(g["flows"] for g in spec.config["tcp"])

@@ -235,6 +235,7 @@ FATES = ("on time", "late", "lost in the network", "expired", "evicted", "given 
 # by the kernel, and so it is here: "late" is a packet that arrived late.
 _NOTICE_FATES = {"expired": "expired", "predicted_late": "expired", "evicted": "evicted",
                  "frame": "given up with frame", "ccid_err": "CCID error"}
+assert set(_NOTICE_FATES) == set(records.NOTICE_REASONS), "a notice reason without its fate"
 
 
 def fates(flow):

@@ -348,6 +348,23 @@ def on_time_definitions():
 
 
 @test
+def notice_reasons_one_list():
+    # The reasons the run totals (records.NOTICE_REASONS) are those the
+    # Python binding decodes and those the fates know: one list, so that a
+    # reason added to one is not missed by the others.
+    sys.path.insert(0, os.path.join(os.path.dirname(SCRIPTS), "userspace", "lib"))
+    import sbpn
+    from sbpnlab import records
+    named = set(sbpn.DROP_REASONS.values())
+    check(named == set(records.NOTICE_REASONS), f"sbpn.py {sorted(named)}, "
+          f"records {sorted(records.NOTICE_REASONS)}")
+    for r in records.NOTICE_REASONS:
+        f = flow_of([("video", 1000, 0.0, "ok")], {})
+        f.dropped = {0: r}
+        check(list(stats.fates(f))[0] in stats.FATES, f"{r}: {list(stats.fates(f))}")
+
+
+@test
 def arrival_order():
     packets = [("audio", 214, i * 0.02, "ok") for i in range(4)]
     f = flow_of(packets, {i: 0.03 for i in range(4)})
