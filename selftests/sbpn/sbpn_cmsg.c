@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Every EINVAL path of the qpolicy cmsgs and options, under all five
- * policies: a wrong length for DCCP_SCM_PRIORITY (a __u32) or
- * DCCP_SCM_EXPIRY (a __u64), a cmsg the policy does not accept (priority
- * under SIMPLE, expiry under SIMPLE and PRIO), unknown types, and a bad
+ * policies: a wrong length for DCCP_SCM_PRIORITY (a __u32),
+ * DCCP_SCM_EXPIRY (a __u64) or DCCP_SCM_FRAME (a __u32, not 0), a cmsg the
+ * policy does not accept (priority under SIMPLE, expiry and frame under
+ * SIMPLE and PRIO), unknown types, and a bad
  * cmsg next to a good one.  None of them may queue anything or touch the
  * counters, and none reaches the receiver.  On a full queue a bad cmsg
  * still gives EINVAL, not EAGAIN (cmsgs are parsed before admission).
@@ -76,7 +77,7 @@ static int send_prio_then_expiry(int fd, size_t exp_len)
 TEST_F(cmsg, einval_queues_nothing)
 {
 	static const int unknown[] = {
-		0, 3, 4, 0x8000, DCCP_SCM_QPOLICY_MAX, DCCP_SCM_QPOLICY_MAX + 1,
+		0, 3, 8, 0x8000, DCCP_SCM_QPOLICY_MAX, DCCP_SCM_QPOLICY_MAX + 1,
 	};
 	int prio_ok = variant->policy != DCCPQ_POLICY_SIMPLE;
 	int expiry_ok = variant->policy >= DCCPQ_POLICY_SBPN1;
@@ -90,12 +91,19 @@ TEST_F(cmsg, einval_queues_nothing)
 	EXPECT_EQ(-EINVAL, dt_send_raw_cmsg(fd, SOL_DCCP, DCCP_SCM_PRIORITY, 8));
 	EXPECT_EQ(-EINVAL, dt_send_raw_cmsg(fd, SOL_DCCP, DCCP_SCM_EXPIRY, 4));
 	EXPECT_EQ(-EINVAL, dt_send_raw_cmsg(fd, SOL_DCCP, DCCP_SCM_EXPIRY, 16));
+	EXPECT_EQ(-EINVAL, dt_send_raw_cmsg(fd, SOL_DCCP, DCCP_SCM_FRAME, 2));
+	EXPECT_EQ(-EINVAL, dt_send_raw_cmsg(fd, SOL_DCCP, DCCP_SCM_FRAME, 8));
+	/* the right length, but frame id 0 (the raw cmsg's data is 0) */
+	EXPECT_EQ(-EINVAL, dt_send_raw_cmsg(fd, SOL_DCCP, DCCP_SCM_FRAME, 4));
 	/* the right lengths, but not accepted by this policy */
 	if (!prio_ok)
 		EXPECT_EQ(-EINVAL, dt_send(fd, 1, 1, 1, 0, 0, MSG_DONTWAIT));
-	if (!expiry_ok)
+	if (!expiry_ok) {
 		EXPECT_EQ(-EINVAL, dt_send(fd, 1, 0, 0, 1, sbpn_in_ms(10000),
 					   MSG_DONTWAIT));
+		EXPECT_EQ(-EINVAL, sbpn_send_framed(fd, 1, 1, sbpn_in_ms(10000),
+						    7));
+	}
 	for (unsigned int i = 0; i < ARRAY_SIZE(unknown); i++) {
 		EXPECT_EQ(-EINVAL, dt_send_raw_cmsg(fd, SOL_DCCP, unknown[i], 4)) {
 			TH_LOG("cmsg type %#x", unknown[i]);
@@ -123,6 +131,12 @@ TEST_F(cmsg, einval_queues_nothing)
 	ASSERT_EQ(0, sbpn_send(fd, variant->policy, 42, 1, sbpn_in_ms(10000), 0));
 	ASSERT_EQ(1, sbpn_recv(self->c.afd, got, 1, 1));
 	EXPECT_EQ(42, got[0]);
+	/* the SBPN policies take a frame id with the other two */
+	if (expiry_ok) {
+		ASSERT_EQ(0, sbpn_send_framed(fd, 43, 1, sbpn_in_ms(10000), 7));
+		ASSERT_EQ(1, sbpn_recv(self->c.afd, got, 1, 1));
+		EXPECT_EQ(43, got[0]);
+	}
 }
 
 TEST_F(cmsg, policy_id_checked)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * DCCP_QPOLICY_F_FRAME over CCID 3: the packets of one priority that
- * share an expiry are a frame.  With the flag, once one of them is
+ * carry one frame id (DCCP_SCM_FRAME), or without an id share an expiry,
+ * are a frame.  With the flag, once one of them is
  * evicted, refused or discarded as expired, the frame is given up: its
  * queued packets are discarded at once, and those sent later are discarded
  * as they arrive (sendmsg succeeds), each counted in "frame" and, with
@@ -65,6 +66,56 @@ TEST_F(frame, evicted)
 	EXPECT_EQ(1, s.evicted);
 	EXPECT_EQ(variant->on ? 2 : 0, s.frame);
 	EXPECT_EQ(4, s.qlen);
+	s = sbpn_expect_order(_metadata, &self->c, variant->on ? on : off,
+			      ARRAY_SIZE(off));
+	EXPECT_EQ(0, s.expired + s.expired_sent);
+	EXPECT_EQ(variant->on ? 2 : 0, s.frame);
+}
+
+/*
+ * The case above with one expiry for every video piece, the frames named by
+ * their ids (DCCP_SCM_FRAME): A (1, 2: id 1) and B (3, 4: id 2) fill the
+ * queue; audio 5 evicts 4.  With the flag only B is given up (3, and 6 on
+ * arrival), and frame C (7: id 3), of the same expiry, finds room.  Frames
+ * told apart by expiry alone would all be one: A, B and C given up.
+ */
+TEST_F(frame, ids)
+{
+	/* tag, priority, frame id (0: none), expiry (ms from the start) */
+	static const struct {
+		uint32_t tag, prio, id;
+		unsigned int due_ms;
+	} p[] = {
+		{ 1, 0, 1, A }, { 2, 0, 1, A }, { 3, 0, 2, A }, { 4, 0, 2, A },
+		{ 5, 1, 0, AUDIO }, { 6, 0, 2, A }, { 7, 0, 3, A },
+	};
+	static const uint32_t off[] = { 0, 5, 1, 2, 3 };
+	static const uint32_t on[] = { 0, 5, 1, 2, 7 };
+	int fd = self->c.cfd, refused = 0;
+	uint64_t start = sbpn_in_ms(0);
+	struct dccp_qpolicy_stats s;
+
+	ASSERT_EQ(0, sbpn_set_qflag(fd, DCCP_QPOLICY_F_FRAME, variant->on));
+	ASSERT_EQ(0, dt_send(fd, 0, 1, 1, 0, 0, MSG_DONTWAIT));
+	for (size_t i = 0; i < ARRAY_SIZE(p); i++) {
+		uint64_t expiry = start + p[i].due_ms * NSEC_PER_MSEC;
+		int rc = p[i].id ?
+			 sbpn_send_framed(fd, p[i].tag, p[i].prio, expiry,
+					  p[i].id) :
+			 dt_send(fd, p[i].tag, 1, p[i].prio, 1, expiry,
+				 MSG_DONTWAIT);
+
+		if (rc == -EAGAIN)
+			refused++;
+		else
+			ASSERT_EQ(0, rc);
+	}
+	s = sbpn_stats(_metadata, fd);
+	sbpn_stats_log(_metadata, "queued", &s);
+	ASSERT_EQ(1, s.sent);
+	EXPECT_EQ(variant->on ? 0 : 2, refused);
+	EXPECT_EQ(1, s.evicted);
+	EXPECT_EQ(variant->on ? 2 : 0, s.frame);
 	s = sbpn_expect_order(_metadata, &self->c, variant->on ? on : off,
 			      ARRAY_SIZE(off));
 	EXPECT_EQ(0, s.expired + s.expired_sent);

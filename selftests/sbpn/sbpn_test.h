@@ -506,6 +506,41 @@ static inline void sbpn_set_order(struct __test_metadata *_metadata, int fd,
 }
 
 /*
+ * Send tagged packet @tag with a priority, an expiry and the frame id @frame
+ * (DCCP_SCM_FRAME), each in its cmsg; 0, or -errno.
+ */
+static inline int sbpn_send_framed(int fd, uint32_t tag, uint32_t prio,
+				   uint64_t expiry, uint32_t frame)
+{
+	char control[2 * CMSG_SPACE(sizeof(uint32_t)) +
+		     CMSG_SPACE(sizeof(uint64_t))] = { 0 };
+	char buf[DT_PAYLOAD] = { 0 };
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = control, .msg_controllen = sizeof(control),
+	};
+	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+
+	memcpy(buf, &tag, sizeof(tag));
+	cmsg->cmsg_level = SOL_DCCP;
+	cmsg->cmsg_type = DCCP_SCM_PRIORITY;
+	cmsg->cmsg_len = CMSG_LEN(sizeof(prio));
+	memcpy(CMSG_DATA(cmsg), &prio, sizeof(prio));
+	cmsg = CMSG_NXTHDR(&msg, cmsg);
+	cmsg->cmsg_level = SOL_DCCP;
+	cmsg->cmsg_type = DCCP_SCM_EXPIRY;
+	cmsg->cmsg_len = CMSG_LEN(sizeof(expiry));
+	memcpy(CMSG_DATA(cmsg), &expiry, sizeof(expiry));
+	cmsg = CMSG_NXTHDR(&msg, cmsg);
+	cmsg->cmsg_level = SOL_DCCP;
+	cmsg->cmsg_type = DCCP_SCM_FRAME;
+	cmsg->cmsg_len = CMSG_LEN(sizeof(frame));
+	memcpy(CMSG_DATA(cmsg), &frame, sizeof(frame));
+	return sendmsg(fd, &msg, MSG_DONTWAIT) < 0 ? -errno : 0;
+}
+
+/*
  * One packet of a list for sbpn_send_pkts(): expiry @due_ms after the list
  * starts, so that packets of one @due_ms share an expiry; 0 for none.
  */

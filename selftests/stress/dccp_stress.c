@@ -498,10 +498,15 @@ static size_t random_cmsgs(uint64_t *s, unsigned char *buf, size_t size)
 			break;
 		c->cmsg_level = SOL_DCCP;
 		switch (kind) {
-		case 0:
-		case 1:	/* a good priority */
+		case 0:	/* a good priority */
 			c->cmsg_type = DCCP_SCM_PRIORITY;
 			v32 = random_priority(s);
+			data = sizeof(v32);
+			memcpy(CMSG_DATA(c), &v32, data);
+			break;
+		case 1:	/* a frame id, 0 (refused) one time in four */
+			c->cmsg_type = DCCP_SCM_FRAME;
+			v32 = below(s, 4);
 			data = sizeof(v32);
 			memcpy(CMSG_DATA(c), &v32, data);
 			break;
@@ -513,7 +518,8 @@ static size_t random_cmsgs(uint64_t *s, unsigned char *buf, size_t size)
 			memcpy(CMSG_DATA(c), &v64, data);
 			break;
 		case 4:	/* a known type with the wrong data length */
-			c->cmsg_type = below(s, 2) ? DCCP_SCM_PRIORITY : DCCP_SCM_EXPIRY;
+			c->cmsg_type = (int[]){ DCCP_SCM_PRIORITY, DCCP_SCM_EXPIRY,
+						DCCP_SCM_FRAME }[below(s, 3)];
 			data = (size_t[]){ 0, 2, 4, 8, 16 }[below(s, 5)];
 			break;
 		case 5:	/* an unknown type */
@@ -541,7 +547,8 @@ static size_t random_cmsgs(uint64_t *s, unsigned char *buf, size_t size)
 /*
  * The verdict of the kernel's dccp_msghdr_parse() on these cmsgs, walking
  * them as for_each_cmsghdr() and CMSG_OK() do: true if it must refuse them.
- * PRIO accepts DCCP_SCM_PRIORITY, the SBPN policies also DCCP_SCM_EXPIRY.
+ * PRIO accepts DCCP_SCM_PRIORITY, the SBPN policies also DCCP_SCM_EXPIRY
+ * and DCCP_SCM_FRAME (an id that is not 0).
  */
 static bool cmsgs_invalid(const unsigned char *buf, size_t len, int policy)
 {
@@ -560,6 +567,15 @@ static bool cmsgs_invalid(const unsigned char *buf, size_t len, int policy)
 			} else if (c->cmsg_type == DCCP_SCM_EXPIRY) {
 				if (policy < DCCPQ_POLICY_SBPN1 ||
 				    c->cmsg_len != CMSG_LEN(sizeof(uint64_t)))
+					return true;
+			} else if (c->cmsg_type == DCCP_SCM_FRAME) {
+				uint32_t id;
+
+				if (policy < DCCPQ_POLICY_SBPN1 ||
+				    c->cmsg_len != CMSG_LEN(sizeof(id)))
+					return true;
+				memcpy(&id, CMSG_DATA(c), sizeof(id));
+				if (!id)
 					return true;
 			} else {
 				return true;

@@ -125,7 +125,11 @@ unsigned int sbpn_policy_cmsgs(int policy)
 	case SBPN_POLICY_PRIO:
 		return SBPN_CMSG_PRIORITY;
 	default:
+#ifdef HAVE_DCCP_SCM_FRAME
+		return SBPN_CMSG_PRIORITY | SBPN_CMSG_EXPIRY | SBPN_CMSG_FRAME;
+#else
 		return SBPN_CMSG_PRIORITY | SBPN_CMSG_EXPIRY;
+#endif
 	}
 }
 
@@ -360,8 +364,16 @@ int sbpn_get_tx_ccid(int fd, int *ccid)
 ssize_t sbpn_send(int fd, const void *buf, size_t len, uint32_t prio,
 		  uint64_t expiry_ns, unsigned int cmsgs, int flags)
 {
+	return sbpn_send_frame(fd, buf, len, prio, expiry_ns, 0, cmsgs, flags);
+}
+
+ssize_t sbpn_send_frame(int fd, const void *buf, size_t len, uint32_t prio,
+			uint64_t expiry_ns, uint32_t frame, unsigned int cmsgs,
+			int flags)
+{
 	union {
-		char buf[CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(uint64_t))];
+		char buf[2 * CMSG_SPACE(sizeof(uint32_t)) +
+			 CMSG_SPACE(sizeof(uint64_t))];
 		struct cmsghdr align;
 	} ctl;
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
@@ -375,6 +387,12 @@ ssize_t sbpn_send(int fd, const void *buf, size_t len, uint32_t prio,
 		return -1;
 	}
 	(void)expiry_ns;
+#endif
+#ifndef HAVE_DCCP_SCM_FRAME
+	if ((cmsgs & SBPN_CMSG_FRAME) && frame) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
 #endif
 	memset(&ctl, 0, sizeof(ctl));
 	if (cmsgs) {
@@ -397,6 +415,16 @@ ssize_t sbpn_send(int fd, const void *buf, size_t len, uint32_t prio,
 		cm->cmsg_len = CMSG_LEN(sizeof(uint64_t));
 		memcpy(CMSG_DATA(cm), &expiry_ns, sizeof(expiry_ns));
 		used += CMSG_SPACE(sizeof(uint64_t));
+		cm = CMSG_NXTHDR(&msg, cm);
+	}
+#endif
+#ifdef HAVE_DCCP_SCM_FRAME
+	if ((cmsgs & SBPN_CMSG_FRAME) && frame) {
+		cm->cmsg_level = SOL_DCCP;
+		cm->cmsg_type = DCCP_SCM_FRAME;
+		cm->cmsg_len = CMSG_LEN(sizeof(uint32_t));
+		memcpy(CMSG_DATA(cm), &frame, sizeof(frame));
+		used += CMSG_SPACE(sizeof(uint32_t));
 	}
 #endif
 	msg.msg_controllen = used;

@@ -48,6 +48,7 @@ enum sbpn_policy {
 /* Which control messages sbpn_send() attaches. */
 #define SBPN_CMSG_PRIORITY	0x1	/* DCCP_SCM_PRIORITY, __u32 */
 #define SBPN_CMSG_EXPIRY	0x2	/* DCCP_SCM_EXPIRY, __u64 ns CLOCK_MONOTONIC */
+#define SBPN_CMSG_FRAME		0x4	/* DCCP_SCM_FRAME, __u32 frame id, not 0 */
 
 /* The qpolicy counters (DCCP_SOCKOPT_QPOLICY_STATS), packets each. */
 struct sbpn_qstats {
@@ -214,6 +215,17 @@ int sbpn_notice_from_ee(const struct sock_extended_err *ee, struct sbpn_notice *
  */
 ssize_t sbpn_send(int fd, const void *buf, size_t len, uint32_t prio,
 		  uint64_t expiry_ns, unsigned int cmsgs, int flags);
+
+/*
+ * sbpn_send() naming the frame the datagram belongs to: frame, not 0, is
+ * attached when cmsgs has SBPN_CMSG_FRAME (the SBPN policies take it, where
+ * the kernel has it: sbpn_policy_cmsgs()); 0 attaches none.  Without an id
+ * the kernel takes the packets of one priority and expiry to be a frame
+ * (DCCP_QPOLICY_F_FRAME).
+ */
+ssize_t sbpn_send_frame(int fd, const void *buf, size_t len, uint32_t prio,
+			uint64_t expiry_ns, uint32_t frame, unsigned int cmsgs,
+			int flags);
 
 /* Counters; EOPNOTSUPP/ENOPROTOOPT when the build/kernel lacks them. */
 int sbpn_get_qstats(int fd, struct sbpn_qstats *st);

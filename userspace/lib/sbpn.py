@@ -51,8 +51,9 @@ DCCP_QPOLICY_ORDER_NEWEST = 2
 
 DCCP_SCM_PRIORITY = 1
 DCCP_SCM_EXPIRY = 2
+DCCP_SCM_FRAME = 4
 
-# SIMPLE takes no cmsg, PRIO a priority, the SBPN policies both: sending
+# SIMPLE takes no cmsg, PRIO a priority, the SBPN policies all three: sending
 # one a policy does not take fails with EINVAL.
 POLICIES = {"simple": 0, "prio": 1, "sbpn1": 8, "sbpn2": 9, "sbpn3": 10}
 
@@ -167,8 +168,9 @@ def set_owd(s, on):
 
 
 def set_frame(s, on):
-    """Give up a frame (the packets of one priority and expiry) whole when
-    one of its packets is dropped, on or off; any time."""
+    """Give up a frame (the packets of one priority and frame id, see send();
+    without an id, of one expiry) whole when one of its packets is dropped,
+    on or off; any time."""
     _set_flag(s, DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_FRAME, on)
 
 
@@ -189,15 +191,18 @@ def set_notify(s, on):
     _set_flag(s, DCCP_SOCKOPT_QPOLICY_FLAGS, DCCP_QPOLICY_F_NOTIFY, on)
 
 
-def send(s, data, prio=None, expiry_ns=None, flags=_socket.MSG_DONTWAIT):
-    """Send one datagram with a priority (higher is sent first) and an
-    absolute deadline on CLOCK_MONOTONIC (ns), each only if given.  True if
-    it was queued, False if the queue was full (EAGAIN)."""
+def send(s, data, prio=None, expiry_ns=None, flags=_socket.MSG_DONTWAIT, frame=None):
+    """Send one datagram with a priority (higher is sent first), an
+    absolute deadline on CLOCK_MONOTONIC (ns) and the id of the frame it is
+    a piece of (not 0; set_frame() gives a frame up whole), each only if
+    given.  True if it was queued, False if the queue was full (EAGAIN)."""
     anc = []
     if prio is not None:
         anc.append((SOL_DCCP, DCCP_SCM_PRIORITY, struct.pack("=I", prio)))
     if expiry_ns is not None:
         anc.append((SOL_DCCP, DCCP_SCM_EXPIRY, struct.pack("=Q", expiry_ns)))
+    if frame is not None:
+        anc.append((SOL_DCCP, DCCP_SCM_FRAME, struct.pack("=I", frame)))
     try:
         s.sendmsg([data], anc, flags)
     except BlockingIOError:

@@ -897,6 +897,7 @@ int main(int argc, char **argv)
 	rec_meta(&rec, "silence_suppression", "%d", m.silence_suppression);
 	rec_meta(&rec, "priority_cmsg", "%d", !!(cmsgs & SBPN_CMSG_PRIORITY));
 	rec_meta(&rec, "expiry_cmsg", "%d", !!(cmsgs & SBPN_CMSG_EXPIRY));
+	rec_meta(&rec, "frame_cmsg", "%d", !!(cmsgs & SBPN_CMSG_FRAME));
 	if (!strcmp(cfg.source, "cbr"))
 		rec_meta(&rec, "cbr_payload", "%u", cbr_payload);
 	if (s.coded) {
@@ -960,9 +961,11 @@ int main(int argc, char **argv)
 				sent = now_ns();
 				h.sent_ns = sent;
 				hdr_encode(buf, &h);
+				/* a video frame's pieces name it: its index + 1 */
 				if (cfg.transport == TR_DCCP)
-					r = sbpn_send(fd, buf, p->size, p->prio, expiry, cmsgs,
-						      MSG_DONTWAIT) < 0 ? -1 : 0;
+					r = sbpn_send_frame(fd, buf, p->size, p->prio, expiry,
+							    p->frame >= 0 ? (uint32_t)p->frame + 1 : 0,
+							    cmsgs, MSG_DONTWAIT) < 0 ? -1 : 0;
 				else if (cfg.transport == TR_UDP)
 					r = send(fd, buf, p->size, MSG_DONTWAIT) < 0 ? -1 : 0;
 				else
