@@ -123,6 +123,45 @@ TEST_F(frame, ids)
 }
 
 /*
+ * A frame id used again once its frame is over: A (1, 2: id 1, due 4 s)
+ * and B (3, 4: id 2, due 4.1 s) fill the queue; audio 5 evicts 4, which
+ * with the flag gives up B (3 goes too).  At 4.2 s, B's expiry past, a new
+ * frame takes id 2 again (6, due 10 s): it is a frame of its own and is
+ * sent (the first feedback, at about 2 s, makes RTT/2 1 s: 3 still leaves
+ * in time without the flag).  Were frames with an id remembered beyond their expiry, 6 would be
+ * discarded as a piece of B.
+ */
+TEST_F(frame, id_used_again)
+{
+	static const uint32_t off[] = { 0, 5, 1, 2, 3, 6 };
+	static const uint32_t on[] = { 0, 5, 1, 2, 6 };
+	int fd = self->c.cfd;
+	uint64_t start = sbpn_in_ms(0), now;
+	struct dccp_qpolicy_stats s;
+
+	ASSERT_EQ(0, sbpn_set_qflag(fd, DCCP_QPOLICY_F_FRAME, variant->on));
+	ASSERT_EQ(0, dt_send(fd, 0, 1, 1, 0, 0, MSG_DONTWAIT));
+	ASSERT_EQ(0, sbpn_send_framed(fd, 1, 0, start + 4000 * NSEC_PER_MSEC, 1));
+	ASSERT_EQ(0, sbpn_send_framed(fd, 2, 0, start + 4000 * NSEC_PER_MSEC, 1));
+	ASSERT_EQ(0, sbpn_send_framed(fd, 3, 0, start + 4100 * NSEC_PER_MSEC, 2));
+	ASSERT_EQ(0, sbpn_send_framed(fd, 4, 0, start + 4100 * NSEC_PER_MSEC, 2));
+	ASSERT_EQ(0, dt_send(fd, 5, 1, 1, 1, start + AUDIO * NSEC_PER_MSEC,
+			     MSG_DONTWAIT));
+	s = sbpn_stats(_metadata, fd);
+	sbpn_stats_log(_metadata, "queued", &s);
+	EXPECT_EQ(1, s.evicted);
+	EXPECT_EQ(variant->on ? 1 : 0, s.frame);
+	now = sbpn_in_ms(0);
+	if (start + 4200 * NSEC_PER_MSEC > now)
+		usleep((start + 4200 * NSEC_PER_MSEC - now) / 1000);
+	ASSERT_EQ(0, sbpn_send_framed(fd, 6, 0, sbpn_in_ms(10000), 2));
+	s = sbpn_expect_order(_metadata, &self->c, variant->on ? on : off,
+			      variant->on ? ARRAY_SIZE(on) : ARRAY_SIZE(off));
+	EXPECT_EQ(variant->on ? 1 : 0, s.frame);
+	EXPECT_EQ(0, s.expired + s.expired_sent);
+}
+
+/*
  * A (1, 2) and B (3, 4) fill the queue; B's third piece 5 would be sent
  * last and is refused.  With the flag that gives up B: 3 and 4 are
  * discarded, and frame C (6) finds room.  Without it B's two pieces stay
