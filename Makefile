@@ -174,15 +174,25 @@ demo: all venv
 # (ONLY='rep=0[1-3]$': 3 repetitions); JOBS=N runs N at once (faster, but
 # compare only campaigns run with the same JOBS), JOBS=auto as many as short
 # probe runs show to leave the sender and the path undisturbed (each
-# campaign's jobs-auto.json).  A second call resumes.
+# campaign's jobs-auto.json).  A second call resumes.  DECIDE=1 runs them
+# as the paper's [decide] tables say (sbpn-lab run --decide: rounds of
+# 10, then 5 repetitions, each comparison stopping once audio and video
+# have their verdicts; Documentation/statistics.rst, The paper's
+# decision), all seven campaigns at once sharing the JOBS slots, with the
+# looks between rounds made on the host by `sbpn-lab serve-looks`, which
+# runs beside the VM.
 RESULTS		?= $(ROOT)/results
 JOBS		?= 1
 PAPER		:= $(sort $(wildcard scripts/scenarios/paper-*.toml))
 REPRODUCE_RUN	= --jobs $(JOBS) $(if $(ONLY),--only '$(ONLY)') $(PAPER)
+REPRODUCE_HOW	= $(if $(DECIDE),--decide --host-looks)
 
 reproduce: all venv
-	@t=$$(scripts/sbpn-lab timeout $(REPRODUCE_RUN)) && \
-		scripts/vm-run --timeout $$t --out $(RESULTS) -- scripts/sbpn-lab run $(REPRODUCE_RUN)
+	@t=$$(scripts/sbpn-lab timeout $(REPRODUCE_RUN)) && mkdir -p $(RESULTS) && \
+		{ $(if $(DECIDE),.venv/bin/python scripts/sbpn-lab serve-looks $(RESULTS) & srv=$$!;) \
+		  scripts/vm-run --timeout $$t --out $(RESULTS) -- \
+			scripts/sbpn-lab run $(REPRODUCE_HOW) $(REPRODUCE_RUN); rc=$$?; \
+		  $(if $(DECIDE),kill $$srv;) [ $$rc -eq 0 ]; }
 	@for s in $(PAPER); do \
 		.venv/bin/python scripts/sbpn-lab report \
 			$(RESULTS)/$$(basename $$s .toml) || exit 1; \

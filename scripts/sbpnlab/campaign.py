@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 
-from . import RESULTS_FORMAT, autojobs
+from . import RESULTS_FORMAT, autojobs, hostlook
 from .run import ROOT, execute
 from .scenario import flow_label, setting_of
 
@@ -268,22 +268,46 @@ def needed(decision):
     return out
 
 
-def analyse_in_venv(camp_dir, scenario, through, out=sys.stderr):
-    """Run `sbpn-lab decide` with the project's venv (the analysis needs
-    numpy, which the runner does without) and return the decision it
-    wrote; RuntimeError if it failed."""
-    cmd = [VENV_PYTHON, os.path.join(ROOT, "scripts", "sbpn-lab"), "decide", camp_dir,
-           "--scenario", os.path.abspath(scenario.path), "--through", str(through)]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    print(p.stdout.rstrip(), file=out, flush=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"sbpn-lab decide exited {p.returncode}")
+def decide_command(camp_dir, scenario_path, through):
+    """The look through repetition `through`: `sbpn-lab decide` with the
+    project's venv (the analysis needs numpy, which the runner does
+    without), in the VM or on the host (hostlook)."""
+    return [VENV_PYTHON, os.path.join(ROOT, "scripts", "sbpn-lab"), "decide", camp_dir,
+            "--scenario", os.path.abspath(scenario_path), "--through", str(through)]
+
+
+def _decision(camp_dir, rc, output, out):
+    print(output.rstrip(), file=out, flush=True)
+    if rc != 0:
+        raise RuntimeError(f"sbpn-lab decide exited {rc}")
     with open(os.path.join(camp_dir, "decision.json"), encoding="utf-8") as f:
         return json.load(f)
 
 
+def analyse_in_venv(camp_dir, scenario, through, out=sys.stderr):
+    """Look here: run decide_command() and return the decision it wrote;
+    RuntimeError if it failed."""
+    p = subprocess.run(decide_command(camp_dir, scenario.path, through),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return _decision(camp_dir, p.returncode, p.stdout, out)
+
+
+def analyse_on_host(camp_dir, scenario, through, out=sys.stderr):
+    """Ask `sbpn-lab serve-looks` on the host for the look (hostlook);
+    look here if no server takes the request."""
+    try:
+        rc, output = hostlook.ask(camp_dir, scenario.path, through)
+    except hostlook.NotTaken as e:
+        print(f"campaign {os.path.basename(camp_dir)}: {e}: looking in the VM", file=out,
+              flush=True)
+        return analyse_in_venv(camp_dir, scenario, through, out)
+    except TimeoutError as e:
+        raise RuntimeError(str(e)) from None
+    return _decision(camp_dir, rc, output, out)
+
+
 def run_decided(scenario, results_root, name=None, jobs=1, only=None, force=False,
-                out=sys.stderr, settings=None, analyse=analyse_in_venv):
+                out=sys.stderr, settings=None, analyse=analyse_in_venv, slots=None):
     """Run the scenario in rounds (sbpn-lab run --decide): the repetitions
     up to settings' min_pairs, then step at a time, up to the scenario's
     repetitions; after each round but the last, analyse(camp_dir,
@@ -293,8 +317,8 @@ def run_decided(scenario, results_root, name=None, jobs=1, only=None, force=Fals
     the last round nothing is left to choose, so the last look is left to
     the host (the report computes the decision from the runs): under TCG
     the analysis (numpy and scipy loaded, every run's records read over
-    9p) would only delay the VM's end.  Returns the failed runs as
-    run_campaign() does."""
+    9p) would only delay the VM's end.  slots: as run_campaign()'s.
+    Returns the failed runs as run_campaign() does."""
     from .sequential import looks
     settings = settings or scenario.decide
     name = name or scenario.name
@@ -311,7 +335,7 @@ def run_decided(scenario, results_root, name=None, jobs=1, only=None, force=Fals
         print(f"campaign {name}: round {k} of at most {len(cutoffs)}: repetitions "
               f"{prev + 1}-{cut}, {len(these)} runs", file=out, flush=True)
         failed += run_campaign(scenario, results_root, name, jobs, only, force, out,
-                               runs=these, decide=settings)
+                               runs=these, decide=settings, slots=slots)
         if k == len(cutoffs):
             print(f"campaign {name}: the last look, after repetition {cut}, is the host's: "
                   "sbpn-lab report (or decide) computes it from the runs", file=out, flush=True)
@@ -334,11 +358,23 @@ def run_decided(scenario, results_root, name=None, jobs=1, only=None, force=Fals
     return failed
 
 
+def new_slots(jobs):
+    """A queue of the slot numbers 0..jobs-1: a run takes one to run in
+    and gives it back; namespaces are named by it (run.execute())."""
+    slots = queue.Queue()
+    for s in range(jobs):
+        slots.put(s)
+    return slots
+
+
 def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=False,
-                 out=sys.stderr, shard=None, runs=None, decide=None):
+                 out=sys.stderr, shard=None, runs=None, decide=None, slots=None):
     """Run the scenario's runs (of shard (K, N) only, if given; the list
     runs of them, if given), jobs at once ("auto": autojobs.choose());
-    return the list of (run id, reason) that failed.  OtherLength if a
+    return the list of (run id, reason) that failed.  slots: a queue of
+    slot numbers shared with campaigns run at the same time (new_slots()),
+    so that all of them together run no more than jobs at once; a queue of
+    jobs slots of its own by default.  OtherLength if a
     complete run is of another length (check_lengths()), unless force."""
     name = name or scenario.name
     camp_dir = os.path.join(results_root, name)
@@ -355,9 +391,8 @@ def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=Fal
     print(f"campaign {name}: {len(runs)} runs, {skipped} already complete, "
           f"{len(todo)} to do, {jobs} at a time, about {_fmt_s(estimate_s(todo, jobs))} "
           f"-> {camp_dir}", file=out, flush=True)
-    slots = queue.Queue()
-    for s in range(jobs):
-        slots.put(s)
+    if slots is None:
+        slots = new_slots(jobs)
     lock = threading.Lock()
     done, failed, started = [], [], time.monotonic()
 
@@ -382,7 +417,7 @@ def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=Fal
                 word = meta["status"]
                 extra = "" if word == "complete" else f": {meta['reason']}"
                 info = _summary(meta)
-                print(f"[{len(done)}/{len(todo)}] {spec.id} {word} in {wall:.0f} s"
+                print(f"[{len(done)}/{len(todo)}] {name}/{spec.id} {word} in {wall:.0f} s"
                       f"{extra}{'; ' + info if info else ''}; ETA {_fmt_s(eta)}",
                       file=out, flush=True)
     print(f"campaign {name}: {len(done) - len(failed)} complete, {len(failed)} failed, "

@@ -17,6 +17,7 @@
 Exit status: 0 ok, 1 a run failed (or report failed), 2 bad input.
 """
 import argparse
+import concurrent.futures
 import glob
 import importlib
 import importlib.abc
@@ -28,9 +29,10 @@ import subprocess
 import sys
 import types
 
-from . import autojobs, resultstable
-from .campaign import (RUN_OVERHEAD_S, VENV_PYTHON, VM_SLACK_S, OtherLength, _fmt_s, estimate_s,
-                       matches, merge_campaigns, parse_shard, run_campaign, run_decided,
+from . import autojobs, hostlook, resultstable
+from .campaign import (RUN_OVERHEAD_S, VENV_PYTHON, VM_SLACK_S, OtherLength, _fmt_s,
+                       analyse_in_venv, analyse_on_host, decide_command, estimate_s, matches,
+                       merge_campaigns, new_slots, parse_shard, run_campaign, run_decided,
                        run_status, selected, vm_timeout_s)
 from .sequential import looks as decide_looks, settings as decide_settings
 from .run import BIN
@@ -221,7 +223,25 @@ def _cmd_run(args):
     if problem:
         print(f"sbpn-lab: cannot run here: {problem}", file=sys.stderr)
         return 1
+    if args.host_looks and not decide:
+        return _bad_input("--host-looks: only with --decide")
+    analyse = analyse_on_host if args.host_looks else analyse_in_venv
     failed = 0
+    together = ([sc for sc in scenarios if sc.path in decide]
+                if args.jobs != "auto" and not args.campaign else [])
+    if len(together) > 1:
+        # the deciding campaigns at once, sharing the jobs slots: while one
+        # looks or ends a round on a half wave, the others fill the slots
+        slots = new_slots(args.jobs)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(together)) as pool:
+            futs = [pool.submit(run_decided, sc, args.results, args.campaign, args.jobs,
+                                args.only, args.force, settings=decide[sc.path],
+                                analyse=analyse, slots=slots) for sc in together]
+            try:
+                failed += sum(len(f.result()) for f in futs)
+            except OtherLength as e:
+                return _bad_input(e)
+        scenarios = [sc for sc in scenarios if sc not in together]
     for sc in scenarios:
         try:
             if sc.path in decide:
@@ -232,7 +252,8 @@ def _cmd_run(args):
                     os.makedirs(camp_dir, exist_ok=True)
                     args.jobs = autojobs.choose(todo, camp_dir, args.campaign or sc.name)
                 failed += len(run_decided(sc, args.results, args.campaign, args.jobs,
-                                          args.only, args.force, settings=decide[sc.path]))
+                                          args.only, args.force, settings=decide[sc.path],
+                                          analyse=analyse))
                 continue
             failed += len(run_campaign(sc, args.results, args.campaign, args.jobs,
                                        args.only, args.force, shard=shard))
@@ -242,6 +263,18 @@ def _cmd_run(args):
         except OtherLength as e:
             return _bad_input(e)
     return 1 if failed else 0
+
+
+def _cmd_serve_looks(args):
+    if not os.access(VENV_PYTHON, os.X_OK):
+        print(f"sbpn-lab serve-looks: the looks run {VENV_PYTHON}, which is not there: "
+              "run scripts/venv.sh first", file=sys.stderr)
+        return 1
+    try:
+        hostlook.serve(args.results, decide_command)
+    except KeyboardInterrupt:
+        pass
+    return 0
 
 
 def _cmd_merge(args):
@@ -378,6 +411,10 @@ def main(argv=None):
                     "and turns this on by itself); needs .venv for the analysis")
     rn.add_argument("--no-decide", dest="decide", action="store_false",
                     help="run every repetition even if the scenario has a [decide] table")
+    rn.add_argument("--host-looks", action="store_true",
+                    help="with --decide: ask `sbpn-lab serve-looks` on the host for the "
+                    "looks between rounds (seconds there, minutes in the VM); looks in "
+                    "the VM if no server answers (sbpnlab.hostlook)")
     rn.set_defaults(func=_cmd_run)
     tm = sub.add_parser("timeout", help="seconds for scripts/vm-run --timeout that `run` "
                         "with the same scenarios and options needs: twice its estimated "
@@ -409,6 +446,11 @@ def main(argv=None):
                     "matches REGEX (default: the first run)")
     hs.add_argument("--count", type=int, default=100, help="handshakes (default 100)")
     hs.set_defaults(func=_cmd_handshake)
+    sl = sub.add_parser("serve-looks", help="answer the looks that `run --decide "
+                        "--host-looks` in the VM asks for, under RESULTS, until killed "
+                        "(on the host; sbpnlab.hostlook)")
+    sl.add_argument("results", metavar="RESULTS", help="the results root the VM writes")
+    sl.set_defaults(func=_cmd_serve_looks)
     rt = sub.add_parser("results-table", help="the table that opens "
                         "Documentation/results.rst, from the committed summaries "
                         "(sbpnlab.resultstable; --write, --check)")
