@@ -14,10 +14,10 @@ with (r - 1) mod N = K - 1, every run of each (so pairs stay together), and
 merge_campaigns() copies the shards' runs into one campaign directory that
 the analysis reads as if it had run in one place.
 """
+import collections
 import concurrent.futures
 import json
 import os
-import queue
 import re
 import shutil
 import subprocess
@@ -358,13 +358,41 @@ def run_decided(scenario, results_root, name=None, jobs=1, only=None, force=Fals
     return failed
 
 
+class Slots:
+    """The slot numbers 0..jobs-1: a run takes one to run in (get()) and
+    gives it back (put()); namespaces are named by it (run.execute()).
+    First come, first served: a slot given back goes to the run that has
+    waited longest, not to the thread that gave it back and asks again at
+    once (as a queue.Queue would let it), so campaigns that share the
+    slots take turns instead of one running to its end first."""
+
+    def __init__(self, jobs):
+        self._lock = threading.Lock()
+        self._free = collections.deque(range(jobs))
+        self._waiting = collections.deque()
+
+    def get(self):
+        with self._lock:
+            if self._free and not self._waiting:
+                return self._free.popleft()
+            me = [threading.Event(), None]
+            self._waiting.append(me)
+        me[0].wait()
+        return me[1]
+
+    def put(self, slot):
+        with self._lock:
+            if self._waiting:
+                me = self._waiting.popleft()
+                me[1] = slot
+                me[0].set()
+            else:
+                self._free.append(slot)
+
+
 def new_slots(jobs):
-    """A queue of the slot numbers 0..jobs-1: a run takes one to run in
-    and gives it back; namespaces are named by it (run.execute())."""
-    slots = queue.Queue()
-    for s in range(jobs):
-        slots.put(s)
-    return slots
+    """The slots of jobs runs at once, to share between campaigns."""
+    return Slots(jobs)
 
 
 def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=False,

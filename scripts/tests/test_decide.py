@@ -21,6 +21,8 @@ import random
 import shutil
 import sys
 import tempfile
+import time
+import types
 
 sys.dont_write_bytecode = True
 SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -384,6 +386,128 @@ def rounds_run_whole_pairs_and_stop():
         check(made and max(int(r.rsplit("=", 1)[1]) for r in made) == 10, "stop after 10")
     finally:
         campaign.execute = real
+
+
+@test
+def campaigns_together_share_the_slots():
+    """Two deciding campaigns run at once (sbpn-lab run --decide with
+    several scenarios) with one queue of 2 slots: never more than 2 runs
+    at a time, never one slot twice, and both campaigns make progress
+    while the other runs."""
+    import threading
+    scs = [load(scenario_file('[decide]\nmin_pairs = 10\nstep = 5\n')) for _ in range(2)]
+    results = os.path.join(TMP, "together")
+    lock = threading.Lock()
+    busy, most, order, clash = set(), [0], [], []
+
+    def fake_execute(spec, run_dir, slot, name, jobs):
+        with lock:
+            if slot in busy:
+                clash.append(slot)
+            busy.add(slot)
+            most[0] = max(most[0], len(busy))
+            order.append(name)
+        time.sleep(0.002)
+        os.makedirs(run_dir, exist_ok=True)
+        meta = {"status": "complete", "reason": None}
+        with open(os.path.join(run_dir, "meta.json"), "w") as f:
+            json.dump(meta, f)
+        with lock:
+            busy.discard(slot)
+        return meta
+
+    real = campaign.execute
+    campaign.execute = fake_execute
+    try:
+        slots = campaign.new_slots(2)
+        threads = [threading.Thread(target=campaign.run_decided, args=(sc, results, name, 2),
+                                    kwargs={"out": io.StringIO(), "settings": sc.decide,
+                                            "analyse": lambda *a, **k: {"comparisons": []},
+                                            "slots": slots})
+                   for sc, name in zip(scs, ("a", "b"))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        campaign.execute = real
+    check(not clash, f"slots used twice at once: {clash}")
+    check(most[0] == 2, f"at most {most[0]} runs at once, want 2")
+    # 80 runs each (4 arms x 2 settings x 10 repetitions)
+    check(order.count("a") == 80 and order.count("b") == 80, f"{len(order)} runs")
+    half = order[:80]
+    check(0 < half.count("a") < 80, f"one campaign ran alone first: {half.count('a')} of 80")
+
+
+def _fake_decide(camp, scenario, through):
+    """The argv of a stand-in for sbpn-lab decide: writes decision.json."""
+    code = ("import json, os, sys; camp, through = sys.argv[1], int(sys.argv[2]); "
+            "json.dump({'through': through, 'comparisons': []}, "
+            "open(os.path.join(camp, 'decision.json'), 'w')); print('looked', through)")
+    return [sys.executable, "-c", code, camp, str(through)]
+
+
+@test
+def host_looks_answered():
+    """hostlook: the runner's request is taken and answered by serve()
+    with the command's output, and analyse_on_host() returns the
+    decision it wrote; the files of the exchange are gone after it; a
+    malformed request gets an answer with exit status 2."""
+    import threading
+    from sbpnlab import hostlook
+    results = os.path.join(TMP, "looks")
+    camp = os.path.join(results, "c")
+    os.makedirs(camp)
+    t = threading.Thread(target=hostlook.serve, args=(results, _fake_decide),
+                         kwargs={"out": io.StringIO(), "poll": 0.01}, daemon=True)
+    t.start()
+    rc, output = hostlook.ask(camp, "x.toml", 15, poll=0.01, answer_timeout=30)
+    check(rc == 0 and output.strip() == "looked 15", f"{rc} {output!r}")
+
+    class Sc:
+        path = "x.toml"
+    d = campaign.analyse_on_host(camp, Sc, 20, out=io.StringIO())
+    check(d["through"] == 20, f"decision {d}")
+    left = sorted(n for n in os.listdir(camp) if n.startswith("look.") and n != "look.answer")
+    check(not left, f"left behind: {left}")
+    with open(os.path.join(camp, "look.request.tmp"), "w") as f:
+        json.dump({"id": "x", "scenario": "x.toml", "through": "20"}, f)
+    os.replace(os.path.join(camp, "look.request.tmp"), os.path.join(camp, "look.request"))
+    for _ in range(3000):
+        got = hostlook._read(os.path.join(camp, "look.answer"))
+        if got and got.get("id") == "x":
+            break
+        time.sleep(0.01)
+    check(got and got["id"] == "x" and got["rc"] == 2 and "not a look request" in got["output"],
+          f"answer to a malformed request: {got}")
+
+
+@test
+def host_looks_fall_back():
+    """Without a server the request is withdrawn after the take timeout
+    and analyse_on_host() looks here instead."""
+    from sbpnlab import hostlook
+    camp = os.path.join(TMP, "nolooks", "c")
+    os.makedirs(camp)
+    try:
+        hostlook.ask(camp, "x.toml", 10, take_timeout=0.2, poll=0.01)
+        check(False, "ask() returned without a server")
+    except hostlook.NotTaken:
+        pass
+    check(not os.path.exists(os.path.join(camp, "look.request")), "request not withdrawn")
+    real_ask, real_here = hostlook.ask, campaign.analyse_in_venv
+    here = []
+
+    def not_taken(*a, **k):
+        raise hostlook.NotTaken("nobody")
+    hostlook.ask = not_taken
+    campaign.analyse_in_venv = lambda camp_dir, sc, through, out: here.append(through) or {}
+    try:
+        out = io.StringIO()
+        campaign.analyse_on_host(camp, types.SimpleNamespace(path="x.toml"), 10, out=out)
+    finally:
+        hostlook.ask, campaign.analyse_in_venv = real_ask, real_here
+    check(here == [10] and "looking in the VM" in out.getvalue(), f"{here} {out.getvalue()!r}")
 
 
 def design_campaign(name, audio, frames, duration=10, reps=20):
