@@ -209,6 +209,9 @@ def _unit(metric):
 
 def metric_text(m):
     """'audio on time: higher, +8.9 [+4.1, +13.7] points (margin 2; 10 pairs, since rep 10)'."""
+    if m["mean"] is None:
+        # before the first look (a campaign still in its first round)
+        return f"{_label(m['metric'])}: no look yet (margin ±{m['margin']:g})"
     lo = "-inf" if m["lo"] is None else f"{m['lo']:+.1f}"
     hi = "+inf" if m["hi"] is None else f"{m['hi']:+.1f}"
     since = f", since repetition {m['first']}" if m["first"] else ""

@@ -64,7 +64,12 @@ def add_arguments(parser):
                         f"complete ones of {', '.join(DEFAULT_CAMPAIGNS)}); with --part "
                         "design, the one campaign whose repetitions are drawn")
     parser.add_argument("--scenario", metavar="FILE",
-                        help="--part design: the scenario whose decision is simulated")
+                        help="--part design: the scenario whose decision is simulated; "
+                        "the other parts: the scenario whose [decide] settings (looks, "
+                        "metrics, margins) they simulate (default: the defaults)")
+    parser.add_argument("--comparisons", type=int, default=2, metavar="N",
+                        help="synthetic: comparisons per campaign (default 2, the main "
+                        "setting's; the paper's rate sweep has 24)")
     parser.add_argument("--jobs", type=int, default=1, metavar="N",
                         help="--part design: runs at once, to count waves (default 1)")
     parser.add_argument("--out", metavar="CSV", help="also write the table as CSV")
@@ -105,20 +110,24 @@ def simulate_campaign(points, truths, margins, conf, maximum, interval):
     return any(wrong), wrong, decided, runs, full
 
 
-def synthetic_cases():
-    """(name, means per comparison, noise) of the synthetic part."""
-    margin = {m[0]: m[5] for m in sequential.METRICS}
+def synthetic_cases(conf=None, comparisons=2):
+    """(name, means per comparison, noise) of the synthetic part: the
+    metrics conf decides, in each of comparisons comparisons."""
+    names = (conf or sequential.settings())["metrics"]
+    margin = {m[0]: m[5] for m in sequential.METRICS if m[1] in names}
     zero = {m: 0.0 for m in margin}
-    return [("no effect, normal", [zero, zero], "normal"),
-            ("no effect, skewed as our worst (skewness 1.75)", [zero, zero], "lognormal"),
-            ("no effect, skewed more (skewness 3.7)", [zero, zero], "lognormal-3.7"),
-            ("no effect, heavy tails (t, 3 df)", [zero, zero], "t3"),
-            ("every effect at +margin", [margin, margin], "normal"),
-            ("every effect at -margin", [{m: -v for m, v in margin.items()}] * 2, "normal"),
-            ("every effect at margin/2", [{m: v / 2 for m, v in margin.items()}] * 2,
+    k = comparisons
+    main = {m: v for m, v in MAIN_MEAN.items() if m in margin}
+    return [("no effect, normal", [zero] * k, "normal"),
+            ("no effect, skewed as our worst (skewness 1.75)", [zero] * k, "lognormal"),
+            ("no effect, skewed more (skewness 3.7)", [zero] * k, "lognormal-3.7"),
+            ("no effect, heavy tails (t, 3 df)", [zero] * k, "t3"),
+            ("every effect at +margin", [margin] * k, "normal"),
+            ("every effect at -margin", [{m: -v for m, v in margin.items()}] * k, "normal"),
+            ("every effect at margin/2", [{m: v / 2 for m, v in margin.items()}] * k,
              "normal"),
-            ("the main setting's estimates", [MAIN_MEAN, MAIN_MEAN], "normal"),
-            ("every effect at 3 margins", [{m: 3 * v for m, v in margin.items()}] * 2,
+            ("the main setting's estimates", [main] * k, "normal"),
+            ("every effect at 3 margins", [{m: 3 * v for m, v in margin.items()}] * k,
              "normal")]
 
 
@@ -136,12 +145,13 @@ def noise(rng, kind, size):
     return x / math.sqrt(3.0)
 
 
-def synthetic(conf, sims, rng, interval=sequential.confidence_sequence, cases=None):
+def synthetic(conf, sims, rng, interval=sequential.confidence_sequence, cases=None,
+              comparisons=2):
     """Rows of the synthetic part."""
     maximum = 30
     margins = {m[0]: float(conf["margins"][m[1]]) for m in sequential.METRICS}
     out = []
-    for name, means, kind in cases or synthetic_cases():
+    for name, means, kind in cases or synthetic_cases(conf, comparisons):
         stats_ = _new()
         for _ in range(sims):
             series = []
@@ -216,7 +226,9 @@ def campaign_points(rows, conf):
         pt = []
         for variant in (p for p in report.stats.policies(crows) if p != conf["baseline"]):
             diffs = {}
-            for metric, _, scale, *_ in sequential.METRICS:
+            for metric, name, scale, *_ in sequential.METRICS:
+                if name not in conf["metrics"]:
+                    continue
                 s = series_of(crows, conf["baseline"], variant, metric, scale)
                 if s:
                     diffs[metric] = dict(s)
@@ -502,11 +514,20 @@ def run(args):
     if args.part == "design":
         return run_design(args, rng)
     conf = sequential.settings()
+    if args.scenario:
+        try:
+            conf = load(args.scenario).decide or conf
+        except ScenarioError as e:
+            print(f"sbpn-lab decide-sim: {e}", file=sys.stderr)
+            return 2
+    if args.comparisons < 1:
+        print("sbpn-lab decide-sim: --comparisons: expected a number >= 1", file=sys.stderr)
+        return 2
     rows = []
     if args.part in ("synthetic", "all"):
-        rows += synthetic(conf, args.sims, rng)
-        naive = [c for c in synthetic_cases() if c[0] in ("no effect, normal",
-                                                          "every effect at +margin")]
+        rows += synthetic(conf, args.sims, rng, comparisons=args.comparisons)
+        naive = [c for c in synthetic_cases(conf, args.comparisons)
+                 if c[0] in ("no effect, normal", "every effect at +margin")]
         rows += [dict(r, case=r["case"] + " [fixed-sample t at each look]")
                  for r in synthetic(conf, args.sims, rng, naive_interval, naive)]
     if args.part in ("resample", "all"):
@@ -519,7 +540,8 @@ def run(args):
                       "(a campaign still running?)")
                 continue
             rows += got
-    print(f"sequential decisions, alpha {conf['alpha']:g} (Bonferroni over metrics x "
+    print(f"sequential decisions of {', '.join(conf['metrics'])}, alpha {conf['alpha']:g} "
+          f"(Bonferroni over metrics x comparisons; synthetic: {args.comparisons} "
           f"comparisons), looks after repetitions {conf['min_pairs']}, +{conf['step']}, "
           f"... 30; margins {conf['margins']}; {args.sims} campaigns per case, seed "
           f"{args.seed}.  error: campaigns with any wrong verdict (±95 % CI); per "

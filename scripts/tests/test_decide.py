@@ -193,6 +193,10 @@ def analyse_pairs_and_family():
     check("stopped at look 1 (repetition 10): every metric has a verdict" in text and
           "audio on time: higher" in text, text)
     json.dumps(d)           # decision.json must hold it
+    # a campaign still in its first round: no look yet, and it says so
+    early = decide.analyse(rows, conf, 12, 7)
+    text = "\n".join(decide.lines(early))
+    check("open: no look yet" in text and "audio on time: no look yet" in text, text)
 
 
 @test
@@ -634,6 +638,15 @@ def resampled_campaigns():
     check([r["case"] for r in rows] == [m for m, *_ in decidesim.modes([], {})] and
           all(r["part"] == "resample resample (1 comparisons)" and r["error_rate"] == 0 and
               r["decided_share"] == 1 and r["runs_full"] == 40 for r in rows), f"{rows}")
+    # the metrics the settings decide, and only those ([decide] metrics)
+    rows = decidesim.campaign_rows(design_campaign("resample2", lambda r: 10.0,
+                                                   lambda r: r % 3))
+    two = sequential.settings({"metrics": ["audio", "video"]})
+    got = {m for pt in decidesim.campaign_points(rows, two) for _, d in pt for m in d}
+    check(got == {"audio.on_time_frac", "video.on_time_frac"}, f"points of {got}")
+    cases = decidesim.synthetic_cases(two, 24)
+    check(all(len(means) == 24 and all(set(m) == got for m in means) for _, means, _ in cases),
+          "synthetic cases: 24 comparisons of the two metrics")
 
 
 @test
