@@ -15,7 +15,8 @@
 #                   of failure points per operation
 #   make fuzz       libFuzzer on the model and trace parsers (FUZZ_SECONDS each)
 #   make demo       the main job: a short SBPN-vs-CCID3 experiment in the VM
-#   make reproduce  the paper's experiments in full (ONLY=, JOBS=; 40 h, JOBS=4 11 h)
+#   make reproduce  the paper's experiments in full (ONLY=, JOBS=, DECIDE=1; 40 h,
+#                   JOBS=8 5.5 h; DECIDE=1 stops each comparison once decided)
 #   make bench      enqueue+dequeue cost per packet of each queueing policy (VM)
 #   make friendliness  CCID 3's TCP-friendliness: normalised throughput (VM)
 #   make vm CMD=... run a command in the VM (e.g. CMD="scripts/modules.sh status")
@@ -176,7 +177,7 @@ demo: all venv
 # probe runs show to leave the sender and the path undisturbed (each
 # campaign's jobs-auto.json).  A second call resumes.  DECIDE=1 runs them
 # as the paper's [decide] tables say (sbpn-lab run --decide: rounds of
-# 10, then 5 repetitions, each comparison stopping once audio and video
+# 15, then 5 repetitions, each comparison stopping once audio and video
 # have their verdicts; Documentation/statistics.rst, The paper's
 # decision), all seven campaigns at once sharing the JOBS slots, with the
 # looks between rounds made on the host by `sbpn-lab serve-looks`, which
