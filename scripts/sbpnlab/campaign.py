@@ -390,19 +390,14 @@ class Slots:
                 self._free.append(slot)
 
 
-def new_slots(jobs):
-    """The slots of jobs runs at once, to share between campaigns."""
-    return Slots(jobs)
-
-
 def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=False,
                  out=sys.stderr, shard=None, runs=None, decide=None, slots=None):
     """Run the scenario's runs (of shard (K, N) only, if given; the list
     runs of them, if given), jobs at once ("auto": autojobs.choose());
-    return the list of (run id, reason) that failed.  slots: a queue of
-    slot numbers shared with campaigns run at the same time (new_slots()),
-    so that all of them together run no more than jobs at once; a queue of
-    jobs slots of its own by default.  OtherLength if a
+    return the list of (run id, reason) that failed.  slots: a Slots
+    shared with campaigns run at the same time, so that all of them
+    together run no more than jobs at once; jobs slots of its own by
+    default.  OtherLength if a
     complete run is of another length (check_lengths()), unless force."""
     name = name or scenario.name
     camp_dir = os.path.join(results_root, name)
@@ -420,7 +415,7 @@ def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=Fal
           f"{len(todo)} to do, {jobs} at a time, about {_fmt_s(estimate_s(todo, jobs))} "
           f"-> {camp_dir}", file=out, flush=True)
     if slots is None:
-        slots = new_slots(jobs)
+        slots = Slots(jobs)
     lock = threading.Lock()
     done, failed, started = [], [], time.monotonic()
 

@@ -30,9 +30,9 @@ import sys
 import types
 
 from . import autojobs, hostlook, resultstable
-from .campaign import (RUN_OVERHEAD_S, VENV_PYTHON, VM_SLACK_S, OtherLength, _fmt_s,
+from .campaign import (RUN_OVERHEAD_S, VENV_PYTHON, VM_SLACK_S, OtherLength, Slots, _fmt_s,
                        analyse_in_venv, analyse_on_host, decide_command, estimate_s, matches,
-                       merge_campaigns, new_slots, parse_shard, run_campaign, run_decided,
+                       merge_campaigns, parse_shard, run_campaign, run_decided,
                        run_status, selected, vm_timeout_s)
 from .sequential import looks as decide_looks, settings as decide_settings
 from .run import BIN
@@ -232,7 +232,7 @@ def _cmd_run(args):
     if len(together) > 1:
         # the deciding campaigns at once, sharing the jobs slots: while one
         # looks or ends a round on a half wave, the others fill the slots
-        slots = new_slots(args.jobs)
+        slots = Slots(args.jobs)
         with concurrent.futures.ThreadPoolExecutor(max_workers=len(together)) as pool:
             futs = [pool.submit(run_decided, sc, args.results, args.campaign, args.jobs,
                                 args.only, args.force, settings=decide[sc.path],

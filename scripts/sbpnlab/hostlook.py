@@ -91,8 +91,9 @@ def ask(camp_dir, scenario_path, through, take_timeout=TAKE_TIMEOUT_S,
 
 def answer(camp_dir, command):
     """Take and answer the request in camp_dir, if any: command(camp_dir,
-    scenario, through) gives the argv to run.  Returns the request, or
-    None if there was none (or it was malformed: the answer says why)."""
+    scenario, through) gives the argv to run.  Returns the request taken
+    (a malformed one is answered with exit status 2 and why), or None if
+    there was none."""
     req, taken = os.path.join(camp_dir, REQUEST), os.path.join(camp_dir, TAKEN)
     try:
         os.replace(req, taken)

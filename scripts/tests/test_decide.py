@@ -423,7 +423,7 @@ def campaigns_together_share_the_slots():
     real = campaign.execute
     campaign.execute = fake_execute
     try:
-        slots = campaign.new_slots(2)
+        slots = campaign.Slots(2)
         threads = [threading.Thread(target=campaign.run_decided, args=(sc, results, name, 2),
                                     kwargs={"out": io.StringIO(), "settings": sc.decide,
                                             "analyse": lambda *a, **k: {"comparisons": []},
