@@ -317,7 +317,9 @@ def run_decided(scenario, results_root, name=None, jobs=1, only=None, force=Fals
     the last round nothing is left to choose, so the last look is left to
     the host (the report computes the decision from the runs): under TCG
     the analysis (numpy and scipy loaded, every run's records read over
-    9p) would only delay the VM's end.  slots: as run_campaign()'s.
+    9p) would only delay the VM's end.  slots: as run_campaign()'s; the
+    campaign's weight for them is the runs its open comparisons could
+    still need, up to the last repetition.
     Returns the failed runs as run_campaign() does."""
     from .sequential import looks
     settings = settings or scenario.decide
@@ -328,14 +330,16 @@ def run_decided(scenario, results_root, name=None, jobs=1, only=None, force=Fals
     runs = selected(scenario, only)
     reps = scenario.config["scenario"]["repetitions"]
     cutoffs = looks(settings["min_pairs"], settings["step"], reps)
-    failed, prev, want = [], 0, None
+    failed, prev, want, backlog = [], 0, None, Backlog()
     for k, cut in enumerate(cutoffs, 1):
-        these = [r for r in runs if prev < r.rep <= cut and
-                 (want is None or arms(r) & want)]
+        rest = [r for r in runs if r.rep > prev and (want is None or arms(r) & want)]
+        these = [r for r in rest if r.rep <= cut]
+        backlog.set(sum(1 for r in rest if force or
+                        run_status(os.path.join(camp_dir, r.id)) != "complete"))
         print(f"campaign {name}: round {k} of at most {len(cutoffs)}: repetitions "
               f"{prev + 1}-{cut}, {len(these)} runs", file=out, flush=True)
         failed += run_campaign(scenario, results_root, name, jobs, only, force, out,
-                               runs=these, decide=settings, slots=slots)
+                               runs=these, decide=settings, slots=slots, backlog=backlog)
         if k == len(cutoffs):
             print(f"campaign {name}: the last look, after repetition {cut}, is the host's: "
                   "sbpn-lab report (or decide) computes it from the runs", file=out, flush=True)
@@ -361,43 +365,92 @@ def run_decided(scenario, results_root, name=None, jobs=1, only=None, force=Fals
 class Slots:
     """The slot numbers 0..jobs-1: a run takes one to run in (get()) and
     gives it back (put()); namespaces are named by it (run.execute()).
-    First come, first served: a slot given back goes to the run that has
-    waited longest, not to the thread that gave it back and asks again at
-    once (as a queue.Queue would let it), so campaigns that share the
-    slots take turns instead of one running to its end first."""
+    A slot given back goes to the waiting run whose campaign has the
+    largest backlog (get()'s weight: the runs it could still need), and
+    among equals to the run that has waited longest, not to the thread
+    that gave it back and asks again at once (as a queue.Queue would let
+    it).  So campaigns that share the slots take turns, and the one that
+    could still need the most runs goes first: the longest-first rule
+    (Graham 1969), which keeps the end from being one campaign's rounds
+    alone on a few slots while the others have long finished."""
 
     def __init__(self, jobs):
         self._lock = threading.Lock()
         self._free = collections.deque(range(jobs))
-        self._waiting = collections.deque()
+        self._waiting = []
+        self._kept = []
 
-    def get(self):
+    def get(self, weight=None):
+        """A free slot, waiting for one if need be.  weight: a callable
+        giving the caller's backlog when a slot is handed over (Backlog);
+        none counts as 0."""
         with self._lock:
+            for i, (w, slot) in enumerate(self._kept):
+                if w is weight:
+                    del self._kept[i]
+                    return slot
             if self._free and not self._waiting:
                 return self._free.popleft()
-            me = [threading.Event(), None]
+            me = [threading.Event(), None, weight or (lambda: 0)]
             self._waiting.append(me)
         me[0].wait()
         return me[1]
 
-    def put(self, slot):
+    def put(self, slot, weight=None, again=False):
+        """Give the slot back.  again: the caller's campaign has runs that
+        have not asked for a slot yet, so one will ask at once: it keeps
+        the slot unless a waiting run's campaign has a larger backlog
+        (a campaign's runs all busy would otherwise have nobody waiting
+        to weigh against the others)."""
         with self._lock:
-            if self._waiting:
-                me = self._waiting.popleft()
-                me[1] = slot
-                me[0].set()
-            else:
+            # max() keeps the first of equals: the one waiting longest
+            best = max(self._waiting, key=lambda w: w[2](), default=None)
+            if again and weight and (best is None or weight() > best[2]()):
+                own = next((w for w in self._waiting if w[2] is weight), None)
+                if own is None:
+                    self._kept.append((weight, slot))
+                    return
+                best = own
+            if best is None:
                 self._free.append(slot)
+                return
+            self._waiting.remove(best)
+            best[1] = slot
+            best[0].set()
+
+
+class Backlog:
+    """How many runs a campaign could still need: the runs of its
+    selection not yet started (run_campaign) or, deciding, those of its
+    open comparisons up to the last repetition (run_decided).  Calling it
+    gives the number: Slots.get()'s weight."""
+
+    def __init__(self, n=0):
+        self.n = n
+        self._lock = threading.Lock()
+
+    def __call__(self):
+        return self.n
+
+    def set(self, n):
+        with self._lock:
+            self.n = n
+
+    def take(self):
+        with self._lock:
+            self.n = max(0, self.n - 1)
 
 
 def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=False,
-                 out=sys.stderr, shard=None, runs=None, decide=None, slots=None):
+                 out=sys.stderr, shard=None, runs=None, decide=None, slots=None,
+                 backlog=None):
     """Run the scenario's runs (of shard (K, N) only, if given; the list
     runs of them, if given), jobs at once ("auto": autojobs.choose());
     return the list of (run id, reason) that failed.  slots: a Slots
     shared with campaigns run at the same time, so that all of them
     together run no more than jobs at once; jobs slots of its own by
-    default.  OtherLength if a
+    default; backlog: the campaign's Backlog, taken one from as each run
+    starts (its runs to do by default).  OtherLength if a
     complete run is of another length (check_lengths()), unless force."""
     name = name or scenario.name
     camp_dir = os.path.join(results_root, name)
@@ -416,17 +469,26 @@ def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=Fal
           f"-> {camp_dir}", file=out, flush=True)
     if slots is None:
         slots = Slots(jobs)
+    if backlog is None:
+        backlog = Backlog(len(todo))
     lock = threading.Lock()
     done, failed, started = [], [], time.monotonic()
 
+    asked = [0]
+
     def one(spec):
-        slot = slots.get()
+        with lock:
+            asked[0] += 1
+        slot = slots.get(backlog)
+        backlog.take()
         try:
             t = time.monotonic()
             meta = execute(spec, os.path.join(camp_dir, spec.id), slot, name, jobs)
             return spec, meta, time.monotonic() - t
         finally:
-            slots.put(slot)
+            with lock:
+                again = asked[0] < len(todo)
+            slots.put(slot, backlog, again)
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         for fut in concurrent.futures.as_completed([pool.submit(one, r) for r in todo]):
