@@ -113,8 +113,9 @@ def simulate_campaign(points, truths, margins, conf, maximum, interval):
 def synthetic_cases(conf=None, comparisons=2):
     """(name, means per comparison, noise) of the synthetic part: the
     metrics conf decides, in each of comparisons comparisons."""
-    names = (conf or sequential.settings())["metrics"]
-    margin = {m[0]: m[5] for m in sequential.METRICS if m[1] in names}
+    conf = conf or sequential.settings()
+    margin = {m[0]: float(conf["margins"][m[1]]) for m in sequential.METRICS
+              if m[1] in conf["metrics"]}
     zero = {m: 0.0 for m in margin}
     k = comparisons
     main = {m: v for m, v in MAIN_MEAN.items() if m in margin}

@@ -704,6 +704,12 @@ def resampled_campaigns():
     cases = decidesim.synthetic_cases(two, 24)
     check(all(len(means) == 24 and all(set(m) == got for m in means) for _, means, _ in cases),
           "synthetic cases: 24 comparisons of the two metrics")
+    # effects at the margins are at the scenario's margins, not the defaults
+    wide = sequential.settings({"metrics": ["audio", "video"], "margins": {"audio": 3.0}})
+    at = {n: means[0] for n, means, _ in decidesim.synthetic_cases(wide)}
+    check(at["every effect at +margin"] == {"audio.on_time_frac": 3.0, "video.on_time_frac": 5.0}
+          and at["every effect at -margin"]["audio.on_time_frac"] == -3.0,
+          f"margins of the cases: {at['every effect at +margin']}")
 
 
 @test
