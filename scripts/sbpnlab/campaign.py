@@ -365,58 +365,67 @@ def run_decided(scenario, results_root, name=None, jobs=1, only=None, force=Fals
 class Slots:
     """The slot numbers 0..jobs-1: a run takes one to run in (get()) and
     gives it back (put()); namespaces are named by it (run.execute()).
-    A slot given back goes to the waiting run whose campaign has the
-    largest backlog (get()'s weight: the runs it could still need), and
-    among equals to the run that has waited longest, not to the thread
-    that gave it back and asks again at once (as a queue.Queue would let
-    it).  So campaigns that share the slots take turns, and the one that
-    could still need the most runs goes first: the longest-first rule
-    (Graham 1969), which keeps the end from being one campaign's rounds
-    alone on a few slots while the others have long finished."""
+    A slot given back goes to the campaign with the largest backlog
+    (Backlog: the runs it could still need) among those with a run
+    waiting or about to ask (expect()), and among equals to the run that
+    has waited longest, not to the thread that gave it back and asks
+    again at once (as a queue.Queue would let it).  So campaigns that
+    share the slots take turns, and the one that could still need the
+    most runs goes first: the longest-first rule (Graham 1969), which
+    keeps the end from being one campaign's rounds alone on a few slots
+    while the others have long finished."""
 
     def __init__(self, jobs):
         self._lock = threading.Lock()
         self._free = collections.deque(range(jobs))
         self._waiting = []
-        self._kept = []
+        self._kept = {}
+        self._expected = []
 
-    def get(self, weight=None):
-        """A free slot, waiting for one if need be.  weight: a callable
-        giving the caller's backlog when a slot is handed over (Backlog);
-        none counts as 0."""
+    def expect(self, backlog, runs):
+        """runs of backlog's campaign will ask for a slot: until they have,
+        a slot given back may be kept for them (a campaign whose runs hold
+        every slot has nobody waiting when one of them ends)."""
         with self._lock:
-            for i, (w, slot) in enumerate(self._kept):
-                if w is weight:
-                    del self._kept[i]
-                    return slot
+            backlog.pending = runs
+            if backlog not in self._expected:
+                self._expected.append(backlog)
+
+    def get(self, backlog=None):
+        """A slot, waiting for one if need be; backlog: the caller's
+        campaign's Backlog."""
+        with self._lock:
+            if backlog is not None:
+                backlog.pending = max(0, backlog.pending - 1)
+            kept = self._kept.get(backlog)
+            if kept:
+                return kept.pop()
             if self._free and not self._waiting:
                 return self._free.popleft()
-            me = [threading.Event(), None, weight or (lambda: 0)]
+            me = [threading.Event(), None, backlog]
             self._waiting.append(me)
         me[0].wait()
         return me[1]
 
-    def put(self, slot, weight=None, again=False):
-        """Give the slot back.  again: the caller's campaign has runs that
-        have not asked for a slot yet, so one will ask at once: it keeps
-        the slot unless a waiting run's campaign has a larger backlog
-        (a campaign's runs all busy would otherwise have nobody waiting
-        to weigh against the others)."""
+    def put(self, slot):
         with self._lock:
-            # max() keeps the first of equals: the one waiting longest
-            best = max(self._waiting, key=lambda w: w[2](), default=None)
-            if again and weight and (best is None or weight() > best[2]()):
-                own = next((w for w in self._waiting if w[2] is weight), None)
-                if own is None:
-                    self._kept.append((weight, slot))
-                    return
-                best = own
-            if best is None:
+            # (weight, a run waiting, how long it waited): the largest wins
+            best, to = None, None
+            for i, w in enumerate(self._waiting):
+                key = (w[2]() if w[2] else 0, 1, -i)
+                if best is None or key > best:
+                    best, to = key, w
+            for b in self._expected:
+                if b.pending > 0 and (best is None or (b(), 0, 0) > best):
+                    best, to = (b(), 0, 0), b
+            if to is None:
                 self._free.append(slot)
-                return
-            self._waiting.remove(best)
-            best[1] = slot
-            best[0].set()
+            elif isinstance(to, Backlog):
+                self._kept.setdefault(to, []).append(slot)
+            else:
+                self._waiting.remove(to)
+                to[1] = slot
+                to[0].set()
 
 
 class Backlog:
@@ -427,6 +436,7 @@ class Backlog:
 
     def __init__(self, n=0):
         self.n = n
+        self.pending = 0
         self._lock = threading.Lock()
 
     def __call__(self):
@@ -474,11 +484,9 @@ def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=Fal
     lock = threading.Lock()
     done, failed, started = [], [], time.monotonic()
 
-    asked = [0]
+    slots.expect(backlog, len(todo))
 
     def one(spec):
-        with lock:
-            asked[0] += 1
         slot = slots.get(backlog)
         backlog.take()
         try:
@@ -486,9 +494,7 @@ def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=Fal
             meta = execute(spec, os.path.join(camp_dir, spec.id), slot, name, jobs)
             return spec, meta, time.monotonic() - t
         finally:
-            with lock:
-                again = asked[0] < len(todo)
-            slots.put(slot, backlog, again)
+            slots.put(slot)
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         for fut in concurrent.futures.as_completed([pool.submit(one, r) for r in todo]):

@@ -443,58 +443,59 @@ def campaigns_together_share_the_slots():
     check(0 < half.count("a") < 80, f"one campaign ran alone first: {half.count('a')} of 80")
 
 
-def _together(scs, names, jobs):
-    """run_decided() of each scenario at once, sharing Slots(jobs), with
-    a stand-in execute() and no open comparison after a look: the order
-    in which the runs took a slot, by campaign name."""
+def _together(paths, jobs):
+    """sbpn-lab run --decide --jobs jobs of the scenario files, with a
+    stand-in execute(), no environment check and no open comparison after
+    a look: the order in which the runs took a slot, by campaign name."""
     import threading
+    from sbpnlab import cli
     lock, order = threading.Lock(), []
 
     def fake_execute(spec, run_dir, slot, name, jobs):
         with lock:
             order.append(name)
-        time.sleep(0.002)
+        time.sleep(0.005)
         os.makedirs(run_dir, exist_ok=True)
         meta = {"status": "complete", "reason": None}
         with open(os.path.join(run_dir, "meta.json"), "w") as f:
             json.dump(meta, f)
         return meta
 
-    results = tempfile.mkdtemp(dir=TMP)
-    real = campaign.execute
+    saved = campaign.execute, cli._check_environment, cli.analyse_in_venv
     campaign.execute = fake_execute
+    cli._check_environment = lambda *a: None
+    cli.analyse_in_venv = lambda *a, **k: {"comparisons": []}
     try:
-        slots = campaign.Slots(jobs)
-        threads = [threading.Thread(target=campaign.run_decided, args=(sc, results, name, jobs),
-                                    kwargs={"out": io.StringIO(), "settings": sc.decide,
-                                            "analyse": lambda *a, **k: {"comparisons": []},
-                                            "slots": slots})
-                   for sc, name in zip(scs, names)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        rc = cli.main(["run", "--decide", "--jobs", str(jobs),
+                       "--results", tempfile.mkdtemp(dir=TMP)] + paths)
     finally:
-        campaign.execute = real
+        campaign.execute, cli._check_environment, cli.analyse_in_venv = saved
+    check(rc == 0, f"sbpn-lab run --decide: rc {rc}")
     return order
+
+
+def _named(name, extra, reps=20):
+    """scenario_file() as campaign name, of reps repetitions."""
+    with open(scenario_file(extra)) as f:
+        text = f.read().replace('name = "dec"', f'name = "{name}"')
+    path = os.path.join(TMP, f"{name}.toml")
+    with open(path, "w") as f:
+        f.write(text.replace("repetitions = 20", f"repetitions = {reps}"))
+    return path
 
 
 @test
 def largest_backlog_goes_first():
-    """Campaigns sharing the slots: the one that could still need the most
-    runs takes them first (160 runs against 80), until the backlogs are
-    equal; then they take turns and end together.  First come, first
-    served would let the small one end halfway."""
-    big = load(scenario_file('[decide]\nmin_pairs = 20\n'))
-    with open(scenario_file('[decide]\nmin_pairs = 10\n')) as f:
-        text = f.read().replace("repetitions = 20", "repetitions = 10")
-    small_path = os.path.join(TMP, "small.toml")
-    with open(small_path, "w") as f:
-        f.write(text)
-    small = load(small_path)
-    order = _together([big, small], ("big", "small"), 2)
+    """sbpn-lab run --decide of two campaigns sharing the slots: the one
+    that could still need the most runs takes them first (160 runs
+    against 80), until the backlogs are equal; then they take turns and
+    end together.  First come, first served would let the small one end
+    halfway (about 40 of the first 80 slots)."""
+    order = _together([_named("big", "[decide]\nmin_pairs = 20\n"),
+                       _named("small", "[decide]\nmin_pairs = 10\n", reps=10)], 2)
     check(order.count("big") == 160 and order.count("small") == 80, f"{len(order)} runs")
-    check(order[:80].count("small") <= 4,
+    # a few before the big one's first round is ready (its runs listed)
+    check(order[:80].count("small") <= 10,
           f"the small campaign took {order[:80].count('small')} of the first 80 slots")
     check(0 < order[-40:].count("small") < 40,
           f"they do not end together: {order[-40:].count('small')} of the last 40 are the small one's")
