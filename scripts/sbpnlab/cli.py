@@ -227,41 +227,34 @@ def _cmd_run(args):
         return _bad_input("--host-looks: only with --decide")
     analyse = analyse_on_host if args.host_looks else analyse_in_venv
     failed = 0
-    together = ([sc for sc in scenarios if sc.path in decide]
-                if args.jobs != "auto" and not args.campaign else [])
-    if len(together) > 1:
-        # the deciding campaigns at once, sharing the jobs slots: while one
-        # looks or ends a round on a half wave, the others fill the slots
-        slots = Slots(args.jobs)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=len(together)) as pool:
-            futs = [pool.submit(run_decided, sc, args.results, args.campaign, args.jobs,
-                                args.only, args.force, settings=decide[sc.path],
-                                analyse=analyse, slots=slots) for sc in together]
-            try:
+    deciding = [sc for sc in scenarios if sc.path in decide]
+    try:
+        if deciding and args.jobs == "auto":
+            # probe once, on the first deciding campaign; the rounds and the
+            # other campaigns reuse it
+            sc = deciding[0]
+            camp_dir = os.path.join(args.results, args.campaign or sc.name)
+            os.makedirs(camp_dir, exist_ok=True)
+            args.jobs = autojobs.choose(selected(sc, args.only), camp_dir,
+                                        args.campaign or sc.name)
+        if deciding:
+            # the deciding campaigns at once, sharing the jobs slots: while one
+            # looks or ends a round on a half wave, the others fill the slots
+            slots = Slots(args.jobs)
+            with concurrent.futures.ThreadPoolExecutor(max_workers=len(deciding)) as pool:
+                futs = [pool.submit(run_decided, sc, args.results, args.campaign, args.jobs,
+                                    args.only, args.force, settings=decide[sc.path],
+                                    analyse=analyse, slots=slots) for sc in deciding]
                 failed += sum(len(f.result()) for f in futs)
-            except OtherLength as e:
-                return _bad_input(e)
-        scenarios = [sc for sc in scenarios if sc not in together]
-    for sc in scenarios:
-        try:
-            if sc.path in decide:
-                if args.jobs == "auto":
-                    # probe once, on the whole campaign; the rounds reuse it
-                    todo = selected(sc, args.only)
-                    camp_dir = os.path.join(args.results, args.campaign or sc.name)
-                    os.makedirs(camp_dir, exist_ok=True)
-                    args.jobs = autojobs.choose(todo, camp_dir, args.campaign or sc.name)
-                failed += len(run_decided(sc, args.results, args.campaign, args.jobs,
-                                          args.only, args.force, settings=decide[sc.path],
-                                          analyse=analyse))
-                continue
-            failed += len(run_campaign(sc, args.results, args.campaign, args.jobs,
-                                       args.only, args.force, shard=shard))
-        except autojobs.ProbeFailed as e:
-            print(f"sbpn-lab: --jobs auto: {e}", file=sys.stderr)
-            return 1
-        except OtherLength as e:
-            return _bad_input(e)
+        for sc in scenarios:
+            if sc.path not in decide:
+                failed += len(run_campaign(sc, args.results, args.campaign, args.jobs,
+                                           args.only, args.force, shard=shard))
+    except autojobs.ProbeFailed as e:
+        print(f"sbpn-lab: --jobs auto: {e}", file=sys.stderr)
+        return 1
+    except OtherLength as e:
+        return _bad_input(e)
     return 1 if failed else 0
 
 
