@@ -15,7 +15,9 @@ resample   each 30-pair campaign given (its report/runs.csv, else its runs):
            whole repetitions drawn with replacement, so every comparison
            of the campaign keeps its pairs and their correlation, each
            comparison's 30-pair mean taken as the truth; as measured,
-           centred to no effect, and shifted to exactly +margin.
+           centred to no effect, and shifted to exactly +margin.  A
+           decided campaign is drawn from the repetitions all its
+           comparisons made (its first round's, at least min_pairs).
 design     one scenario's own decision (--scenario: its [decide] table,
            variants and repetitions, as `make demo` runs demo.toml) on
            repetitions resampled in the same way from one campaign of the
@@ -60,8 +62,8 @@ def add_arguments(parser):
                         default="all", help="all: synthetic and resample; design: "
                         "--scenario's decision on --campaign's repetitions")
     parser.add_argument("--campaign", action="append", metavar="DIR",
-                        help="a 30-pair campaign to resample (repeatable; default: the "
-                        f"complete ones of {', '.join(DEFAULT_CAMPAIGNS)}); with --part "
+                        help="a campaign to resample, of 30 pairs or decided (repeatable; "
+                        f"default: those of {', '.join(DEFAULT_CAMPAIGNS)}); with --part "
                         "design, the one campaign whose repetitions are drawn")
     parser.add_argument("--scenario", metavar="FILE",
                         help="--part design: the scenario whose decision is simulated; "
@@ -272,28 +274,41 @@ def draw(comparisons, reps, maximum, rng):
 
 
 def resample(camp, conf, sims, rng, interval=sequential.confidence_sequence):
-    """Rows of the resampling part for one campaign (None if it is not
-    complete: fewer pairs than its repetitions)."""
+    """Rows of the resampling part for one campaign: its repetitions that
+    every comparison has are the population, drawn up to the campaign's
+    repetitions (campaign.json), so a decided campaign is resampled from
+    the pairs all its comparisons made (at least min_pairs).  None if
+    fewer (a campaign still in its first round)."""
     rows = campaign_rows(camp)
-    maximum = max(r["repetition"] for r in rows)
     points = campaign_points(rows, conf)
-    if not points or any(len(d) < maximum for pt in points for _, diffs in pt
-                         for d in diffs.values()):
-        return None
-    margin = {m: float(conf["margins"][name]) for m, name, *_ in sequential.METRICS}
     comparisons = [diffs for pt in points for _, diffs in pt]
+    if not comparisons:
+        return None
+    common = sorted(set.intersection(*(set(d) for c in comparisons for d in c.values())))
+    try:
+        with open(os.path.join(camp, "campaign.json"), encoding="utf-8") as f:
+            maximum = int(json.load(f)["repetitions"])
+    except (OSError, ValueError, KeyError, TypeError):
+        maximum = max(r["repetition"] for r in rows)
+    if len(common) < min(conf["min_pairs"], maximum):
+        return None
+    points = [[(v, {m: {r: d[r] for r in common} for m, d in diffs.items()})
+               for v, diffs in pt] for pt in points]
+    comparisons = [diffs for pt in points for _, diffs in pt]
+    margin = {m: float(conf["margins"][name]) for m, name, *_ in sequential.METRICS}
     margins = [{m: margin[m] for m in diffs} for diffs in comparisons]
-    reps = list(range(1, maximum + 1))
+    ncomp = len(comparisons)
+    name = os.path.basename(os.path.normpath(camp))
+    part = (f"resample {name} ({ncomp} comparisons)" if len(common) >= maximum else
+            f"resample {name} ({ncomp} comparisons, the {len(common)} pairs all made)")
     out = []
     for mode, truths, moved in modes(comparisons, margin):
         s = _new()
         for _ in range(sims):
-            drawn = iter(draw(moved, reps, maximum, rng))
+            drawn = iter(draw(moved, common, maximum, rng))
             pts = [[next(drawn) for _ in pt] for pt in points]
             _add(s, simulate_campaign(pts, truths, margins, conf, maximum, interval))
-        ncomp = sum(len(pt) for pt in points)
-        out.append(_row(f"resample {os.path.basename(os.path.normpath(camp))} "
-                        f"({ncomp} comparisons)", mode, s))
+        out.append(_row(part, mode, s))
     return out
 
 
@@ -537,8 +552,8 @@ def run(args):
         for camp in camps:
             got = resample(camp, conf, args.sims, rng)
             if got is None:
-                print(f"{camp}: left out: not every comparison has all its pairs "
-                      "(a campaign still running?)")
+                print(f"{camp}: left out: its comparisons have fewer than "
+                      f"{conf['min_pairs']} pairs in common (still in its first round?)")
                 continue
             rows += got
     print(f"sequential decisions of {', '.join(conf['metrics'])}, alpha {conf['alpha']:g} "

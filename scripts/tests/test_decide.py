@@ -696,6 +696,20 @@ def resampled_campaigns():
     check([r["case"] for r in rows] == [m for m, *_ in decidesim.modes([], {})] and
           all(r["part"] == "resample resample (1 comparisons)" and r["error_rate"] == 0 and
               r["decided_share"] == 1 and r["runs_full"] == 40 for r in rows), f"{rows}")
+    # a decided campaign (15 pairs of 30): drawn up to 30 from the 15;
+    # refused below min_pairs
+    camp = design_campaign("resample-decided", lambda r: 10.0 + r % 3, lambda r: r % 3,
+                           reps=15)
+    with open(os.path.join(camp, "campaign.json"), "w") as f:
+        json.dump({"repetitions": 30}, f)
+    rows = decidesim.resample(camp, sequential.settings({"min_pairs": 15}), 20,
+                              decidesim.np.random.default_rng(1))
+    check(rows is not None and all(
+        r["part"] == "resample resample-decided (1 comparisons, the 15 pairs all made)"
+        and r["runs_full"] == 60 for r in rows), f"{rows}")
+    check(decidesim.resample(camp, sequential.settings({"min_pairs": 20}), 20,
+                             decidesim.np.random.default_rng(1)) is None,
+          "15 pairs in common, min_pairs 20: not resampled")
     # the metrics the settings decide, and only those ([decide] metrics)
     rows = decidesim.campaign_rows(design_campaign("resample2", lambda r: 10.0,
                                                    lambda r: r % 3))
