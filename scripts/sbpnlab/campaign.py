@@ -334,8 +334,8 @@ def run_decided(scenario, results_root, name=None, jobs=1, only=None, force=Fals
     for k, cut in enumerate(cutoffs, 1):
         rest = [r for r in runs if r.rep > prev and (want is None or arms(r) & want)]
         these = [r for r in rest if r.rep <= cut]
-        backlog.set(sum(1 for r in rest if force or
-                        run_status(os.path.join(camp_dir, r.id)) != "complete"))
+        backlog.n = sum(1 for r in rest if force or
+                        run_status(os.path.join(camp_dir, r.id)) != "complete")
         print(f"campaign {name}: round {k} of at most {len(cutoffs)}: repetitions "
               f"{prev + 1}-{cut}, {len(these)} runs", file=out, flush=True)
         failed += run_campaign(scenario, results_root, name, jobs, only, force, out,
@@ -366,14 +366,15 @@ class Slots:
     """The slot numbers 0..jobs-1: a run takes one to run in (get()) and
     gives it back (put()); namespaces are named by it (run.execute()).
     A slot given back goes to the campaign with the largest backlog
-    (Backlog: the runs it could still need) among those with a run
-    waiting or about to ask (expect()), and among equals to the run that
-    has waited longest, not to the thread that gave it back and asks
-    again at once (as a queue.Queue would let it).  So campaigns that
-    share the slots take turns, and the one that could still need the
-    most runs goes first: the longest-first rule (Graham 1969), which
-    keeps the end from being one campaign's rounds alone on a few slots
-    while the others have long finished."""
+    (Backlog: the runs it could still need, read when the slot is handed
+    over) among those with a run waiting or about to ask (expect());
+    among equals, to a run already waiting, the one that has waited
+    longest, not to the thread that gave it back and asks again at once
+    (as a queue.Queue would let it).  So campaigns that share the slots
+    take turns, and the one that could still need the most runs goes
+    first: the longest-first rule (Graham 1969), which keeps the end from
+    being one campaign's rounds alone on a few slots while the others
+    have long finished."""
 
     def __init__(self, jobs):
         self._lock = threading.Lock()
@@ -385,23 +386,32 @@ class Slots:
     def expect(self, backlog, runs):
         """runs of backlog's campaign will ask for a slot: until they have,
         a slot given back may be kept for them (a campaign whose runs hold
-        every slot has nobody waiting when one of them ends)."""
+        every slot has nobody waiting when one of them ends), one for
+        each run still to ask."""
         with self._lock:
             backlog.pending = runs
             if backlog not in self._expected:
                 self._expected.append(backlog)
 
+    def forget(self, backlog):
+        """backlog's campaign asks no more (its round is over): the slots
+        kept for it, if any, go to the others."""
+        with self._lock:
+            backlog.pending = 0
+            kept = self._kept.pop(backlog, [])
+        for slot in kept:
+            self.put(slot)
+
     def get(self, backlog=None):
         """A slot, waiting for one if need be; backlog: the caller's
-        campaign's Backlog."""
+        campaign's Backlog, one less once the slot is the caller's."""
         with self._lock:
             if backlog is not None:
                 backlog.pending = max(0, backlog.pending - 1)
             kept = self._kept.get(backlog)
-            if kept:
-                return kept.pop()
-            if self._free and not self._waiting:
-                return self._free.popleft()
+            if kept or (self._free and not self._waiting):
+                _started(backlog)
+                return kept.pop() if kept else self._free.popleft()
             me = [threading.Event(), None, backlog]
             self._waiting.append(me)
         me[0].wait()
@@ -412,43 +422,40 @@ class Slots:
             # (weight, a run waiting, how long it waited): the largest wins
             best, to = None, None
             for i, w in enumerate(self._waiting):
-                key = (w[2]() if w[2] else 0, 1, -i)
+                key = (w[2].n if w[2] else 0, 1, -i)
                 if best is None or key > best:
                     best, to = key, w
             for b in self._expected:
-                if b.pending > 0 and (best is None or (b(), 0, 0) > best):
-                    best, to = (b(), 0, 0), b
+                if (b.pending > len(self._kept.get(b, ())) and
+                        (best is None or (b.n, 0, 0) > best)):
+                    best, to = (b.n, 0, 0), b
             if to is None:
                 self._free.append(slot)
             elif isinstance(to, Backlog):
                 self._kept.setdefault(to, []).append(slot)
             else:
                 self._waiting.remove(to)
+                _started(to[2])
                 to[1] = slot
                 to[0].set()
 
 
+def _started(backlog):
+    if backlog is not None:
+        backlog.n = max(0, backlog.n - 1)
+
+
 class Backlog:
-    """How many runs a campaign could still need: the runs of its
+    """How many runs a campaign could still need (n): the runs of its
     selection not yet started (run_campaign) or, deciding, those of its
-    open comparisons up to the last repetition (run_decided).  Calling it
-    gives the number: Slots.get()'s weight."""
+    open comparisons up to the last repetition (run_decided); Slots weighs
+    campaigns by it, and counts a run as started when it gets its slot.
+    pending: the runs of its current round that have not yet asked for a
+    slot (Slots.expect)."""
 
     def __init__(self, n=0):
         self.n = n
         self.pending = 0
-        self._lock = threading.Lock()
-
-    def __call__(self):
-        return self.n
-
-    def set(self, n):
-        with self._lock:
-            self.n = n
-
-    def take(self):
-        with self._lock:
-            self.n = max(0, self.n - 1)
 
 
 def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=False,
@@ -488,7 +495,6 @@ def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=Fal
 
     def one(spec):
         slot = slots.get(backlog)
-        backlog.take()
         try:
             t = time.monotonic()
             meta = execute(spec, os.path.join(camp_dir, spec.id), slot, name, jobs)
@@ -496,21 +502,24 @@ def run_campaign(scenario, results_root, name=None, jobs=1, only=None, force=Fal
         finally:
             slots.put(slot)
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        for fut in concurrent.futures.as_completed([pool.submit(one, r) for r in todo]):
-            spec, meta, wall = fut.result()
-            with lock:
-                done.append(wall)
-                if meta["status"] != "complete":
-                    failed.append((spec.id, meta["reason"]))
-                left = len(todo) - len(done)
-                eta = (time.monotonic() - started) / len(done) * left
-                word = meta["status"]
-                extra = "" if word == "complete" else f": {meta['reason']}"
-                info = _summary(meta)
-                print(f"[{len(done)}/{len(todo)}] {name}/{spec.id} {word} in {wall:.0f} s"
-                      f"{extra}{'; ' + info if info else ''}; ETA {_fmt_s(eta)}",
-                      file=out, flush=True)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            for fut in concurrent.futures.as_completed([pool.submit(one, r) for r in todo]):
+                spec, meta, wall = fut.result()
+                with lock:
+                    done.append(wall)
+                    if meta["status"] != "complete":
+                        failed.append((spec.id, meta["reason"]))
+                    left = len(todo) - len(done)
+                    eta = (time.monotonic() - started) / len(done) * left
+                    word = meta["status"]
+                    extra = "" if word == "complete" else f": {meta['reason']}"
+                    info = _summary(meta)
+                    print(f"[{len(done)}/{len(todo)}] {name}/{spec.id} {word} in {wall:.0f} s"
+                          f"{extra}{'; ' + info if info else ''}; ETA {_fmt_s(eta)}",
+                          file=out, flush=True)
+    finally:
+        slots.forget(backlog)
     print(f"campaign {name}: {len(done) - len(failed)} complete, {len(failed)} failed, "
           f"{skipped} skipped as complete, wall time {_fmt_s(time.monotonic() - started)}",
           file=out, flush=True)

@@ -229,20 +229,20 @@ def _cmd_run(args):
     failed = 0
     deciding = [sc for sc in scenarios if sc.path in decide]
     try:
-        if deciding and args.jobs == "auto":
-            # probe once, on the first deciding campaign; the rounds and the
-            # other campaigns reuse it
+        jobs = args.jobs
+        if deciding and jobs == "auto":
+            # probe once, on the first deciding campaign; its rounds and the
+            # other deciding campaigns share the slots it chooses
             sc = deciding[0]
             camp_dir = os.path.join(args.results, args.campaign or sc.name)
             os.makedirs(camp_dir, exist_ok=True)
-            args.jobs = autojobs.choose(selected(sc, args.only), camp_dir,
-                                        args.campaign or sc.name)
+            jobs = autojobs.choose(selected(sc, args.only), camp_dir, args.campaign or sc.name)
         if deciding:
             # the deciding campaigns at once, sharing the jobs slots: while one
             # looks or ends a round on a half wave, the others fill the slots
-            slots = Slots(args.jobs)
+            slots = Slots(jobs)
             with concurrent.futures.ThreadPoolExecutor(max_workers=len(deciding)) as pool:
-                futs = [pool.submit(run_decided, sc, args.results, args.campaign, args.jobs,
+                futs = [pool.submit(run_decided, sc, args.results, args.campaign, jobs,
                                     args.only, args.force, settings=decide[sc.path],
                                     analyse=analyse, slots=slots) for sc in deciding]
                 failed += sum(len(f.result()) for f in futs)

@@ -443,6 +443,35 @@ def campaigns_together_share_the_slots():
     check(0 < half.count("a") < 80, f"one campaign ran alone first: {half.count('a')} of 80")
 
 
+@test
+def slots_kept_no_more_than_asked():
+    """Slots: a slot is kept for a campaign only for a run of it still to
+    ask, and forget() gives what was kept to the others; a slot stranded
+    in either way would leave another campaign waiting for good."""
+    import threading
+
+    def gets(slots, backlog):
+        got = []
+        t = threading.Thread(target=lambda: got.append(slots.get(backlog)), daemon=True)
+        t.start()
+        t.join(2)
+        return got
+
+    slots, big = campaign.Slots(2), campaign.Backlog(10)
+    slots.expect(big, 3)
+    a, b = slots.get(big), slots.get(big)
+    slots.put(a)
+    slots.put(b)            # one run left to ask: one slot kept, one free
+    check(slots.get(big) in (a, b) and big.n == 7, f"kept slot, backlog {big.n}")
+    check(len(gets(slots, campaign.Backlog(1))) == 1,
+          "the second slot was kept for a campaign with one run left to ask")
+    slots, big = campaign.Slots(1), campaign.Backlog(10)
+    slots.expect(big, 2)
+    slots.put(slots.get(big))   # kept: one run still to ask
+    slots.forget(big)           # ... which never will
+    check(len(gets(slots, campaign.Backlog(1))) == 1, "forget() left the kept slot stranded")
+
+
 def _together(paths, jobs):
     """sbpn-lab run --decide --jobs jobs of the scenario files, with a
     stand-in execute(), no environment check and no open comparison after
