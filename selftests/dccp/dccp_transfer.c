@@ -107,10 +107,8 @@ static pid_t send_msgs(int fd, int policy, uint32_t n)
 			msg.msg_control = control;
 			msg.msg_controllen = sizeof(control);
 			cmsg = CMSG_FIRSTHDR(&msg);
-			cmsg->cmsg_level = SOL_DCCP;
-			cmsg->cmsg_type = DCCP_SCM_PRIORITY;
-			cmsg->cmsg_len = CMSG_LEN(sizeof(prio));
-			memcpy(CMSG_DATA(cmsg), &prio, sizeof(prio));
+			dt_put_cmsg(&msg, cmsg, DCCP_SCM_PRIORITY, &prio,
+				    sizeof(prio));
 		}
 		if (sendmsg(fd, &msg, 0) != MSG_LEN) {
 			fprintf(stderr, "sendmsg %u: %s\n", seq, strerror(errno));

@@ -278,6 +278,22 @@ static inline int dt_connect(struct __test_metadata *_metadata, int cfd,
 #define DT_MAX_PAYLOAD	1400	/* bytes, dt_send_len()'s largest packet */
 
 /*
+ * Fill @cmsg, a header of @msg's control buffer, as a SOL_DCCP cmsg of
+ * @type carrying the @len bytes at @data; returns the next header (NULL
+ * when @msg's control buffer has no room for one).
+ */
+static inline struct cmsghdr *dt_put_cmsg(struct msghdr *msg,
+					  struct cmsghdr *cmsg, int type,
+					  const void *data, size_t len)
+{
+	cmsg->cmsg_level = SOL_DCCP;
+	cmsg->cmsg_type = type;
+	cmsg->cmsg_len = CMSG_LEN(len);
+	memcpy(CMSG_DATA(cmsg), data, len);
+	return CMSG_NXTHDR(msg, cmsg);
+}
+
+/*
  * Send one tagged packet of @len bytes (4 to DT_MAX_PAYLOAD) with the given
  * cmsgs; returns 0 or -errno.  @prio/@expiry are attached when
  * @with_prio/@with_expiry.
@@ -306,19 +322,11 @@ static inline int dt_send_len(int fd, size_t len, uint32_t tag, int with_prio,
 		msg.msg_controllen = clen;
 	}
 	cmsg = clen ? CMSG_FIRSTHDR(&msg) : NULL;
-	if (with_prio) {
-		cmsg->cmsg_level = SOL_DCCP;
-		cmsg->cmsg_type = DCCP_SCM_PRIORITY;
-		cmsg->cmsg_len = CMSG_LEN(sizeof(uint32_t));
-		memcpy(CMSG_DATA(cmsg), &prio, sizeof(prio));
-		cmsg = CMSG_NXTHDR(&msg, cmsg);
-	}
-	if (with_expiry) {
-		cmsg->cmsg_level = SOL_DCCP;
-		cmsg->cmsg_type = DCCP_SCM_EXPIRY;
-		cmsg->cmsg_len = CMSG_LEN(sizeof(uint64_t));
-		memcpy(CMSG_DATA(cmsg), &expiry, sizeof(expiry));
-	}
+	if (with_prio)
+		cmsg = dt_put_cmsg(&msg, cmsg, DCCP_SCM_PRIORITY, &prio,
+				   sizeof(prio));
+	if (with_expiry)
+		dt_put_cmsg(&msg, cmsg, DCCP_SCM_EXPIRY, &expiry, sizeof(expiry));
 	return sendmsg(fd, &msg, flags) < 0 ? -errno : 0;
 }
 

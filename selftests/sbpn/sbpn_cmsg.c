@@ -58,19 +58,12 @@ static int send_prio_then_expiry(int fd, size_t exp_len)
 		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
 		.msg_controllen = CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(exp_len),
 	};
-	uint64_t expiry = sbpn_in_ms(10000);
+	uint64_t expiry[2] = { sbpn_in_ms(10000) };
 	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
 	uint32_t prio = 1;
 
-	cmsg->cmsg_level = SOL_DCCP;
-	cmsg->cmsg_type = DCCP_SCM_PRIORITY;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(prio));
-	memcpy(CMSG_DATA(cmsg), &prio, sizeof(prio));
-	cmsg = CMSG_NXTHDR(&msg, cmsg);
-	cmsg->cmsg_level = SOL_DCCP;
-	cmsg->cmsg_type = DCCP_SCM_EXPIRY;
-	cmsg->cmsg_len = CMSG_LEN(exp_len);
-	memcpy(CMSG_DATA(cmsg), &expiry, exp_len < 8 ? exp_len : 8);
+	cmsg = dt_put_cmsg(&msg, cmsg, DCCP_SCM_PRIORITY, &prio, sizeof(prio));
+	dt_put_cmsg(&msg, cmsg, DCCP_SCM_EXPIRY, expiry, exp_len);
 	return sendmsg(fd, &msg, MSG_DONTWAIT) < 0 ? -errno : 0;
 }
 

@@ -523,20 +523,9 @@ static inline int sbpn_send_framed(int fd, uint32_t tag, uint32_t prio,
 	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
 
 	memcpy(buf, &tag, sizeof(tag));
-	cmsg->cmsg_level = SOL_DCCP;
-	cmsg->cmsg_type = DCCP_SCM_PRIORITY;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(prio));
-	memcpy(CMSG_DATA(cmsg), &prio, sizeof(prio));
-	cmsg = CMSG_NXTHDR(&msg, cmsg);
-	cmsg->cmsg_level = SOL_DCCP;
-	cmsg->cmsg_type = DCCP_SCM_EXPIRY;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(expiry));
-	memcpy(CMSG_DATA(cmsg), &expiry, sizeof(expiry));
-	cmsg = CMSG_NXTHDR(&msg, cmsg);
-	cmsg->cmsg_level = SOL_DCCP;
-	cmsg->cmsg_type = DCCP_SCM_FRAME;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(frame));
-	memcpy(CMSG_DATA(cmsg), &frame, sizeof(frame));
+	cmsg = dt_put_cmsg(&msg, cmsg, DCCP_SCM_PRIORITY, &prio, sizeof(prio));
+	cmsg = dt_put_cmsg(&msg, cmsg, DCCP_SCM_EXPIRY, &expiry, sizeof(expiry));
+	dt_put_cmsg(&msg, cmsg, DCCP_SCM_FRAME, &frame, sizeof(frame));
 	return sendmsg(fd, &msg, MSG_DONTWAIT) < 0 ? -errno : 0;
 }
 

@@ -367,6 +367,23 @@ ssize_t sbpn_send(int fd, const void *buf, size_t len, uint32_t prio,
 	return sbpn_send_frame(fd, buf, len, prio, expiry_ns, 0, cmsgs, flags);
 }
 
+/*
+ * Fill @cm, a header of @msg's control buffer, as a SOL_DCCP cmsg of @type
+ * carrying the @len bytes at @data, and count its space in *@used; returns
+ * the next header (NULL when the buffer has no room for one).
+ */
+static struct cmsghdr *put_cmsg(struct msghdr *msg, struct cmsghdr *cm,
+				int type, const void *data, size_t len,
+				size_t *used)
+{
+	cm->cmsg_level = SOL_DCCP;
+	cm->cmsg_type = type;
+	cm->cmsg_len = CMSG_LEN(len);
+	memcpy(CMSG_DATA(cm), data, len);
+	*used += CMSG_SPACE(len);
+	return CMSG_NXTHDR(msg, cm);
+}
+
 ssize_t sbpn_send_frame(int fd, const void *buf, size_t len, uint32_t prio,
 			uint64_t expiry_ns, uint32_t frame, unsigned int cmsgs,
 			int flags)
@@ -400,32 +417,17 @@ ssize_t sbpn_send_frame(int fd, const void *buf, size_t len, uint32_t prio,
 		msg.msg_controllen = sizeof(ctl.buf);
 	}
 	cm = cmsgs ? CMSG_FIRSTHDR(&msg) : NULL;
-	if (cmsgs & SBPN_CMSG_PRIORITY) {
-		cm->cmsg_level = SOL_DCCP;
-		cm->cmsg_type = DCCP_SCM_PRIORITY;
-		cm->cmsg_len = CMSG_LEN(sizeof(uint32_t));
-		memcpy(CMSG_DATA(cm), &prio, sizeof(prio));
-		used += CMSG_SPACE(sizeof(uint32_t));
-		cm = CMSG_NXTHDR(&msg, cm);
-	}
+	if (cmsgs & SBPN_CMSG_PRIORITY)
+		cm = put_cmsg(&msg, cm, DCCP_SCM_PRIORITY, &prio, sizeof(prio),
+			      &used);
 #ifdef HAVE_DCCP_SCM_EXPIRY
-	if (cmsgs & SBPN_CMSG_EXPIRY) {
-		cm->cmsg_level = SOL_DCCP;
-		cm->cmsg_type = DCCP_SCM_EXPIRY;
-		cm->cmsg_len = CMSG_LEN(sizeof(uint64_t));
-		memcpy(CMSG_DATA(cm), &expiry_ns, sizeof(expiry_ns));
-		used += CMSG_SPACE(sizeof(uint64_t));
-		cm = CMSG_NXTHDR(&msg, cm);
-	}
+	if (cmsgs & SBPN_CMSG_EXPIRY)
+		cm = put_cmsg(&msg, cm, DCCP_SCM_EXPIRY, &expiry_ns,
+			      sizeof(expiry_ns), &used);
 #endif
 #ifdef HAVE_DCCP_SCM_FRAME
-	if ((cmsgs & SBPN_CMSG_FRAME) && frame) {
-		cm->cmsg_level = SOL_DCCP;
-		cm->cmsg_type = DCCP_SCM_FRAME;
-		cm->cmsg_len = CMSG_LEN(sizeof(uint32_t));
-		memcpy(CMSG_DATA(cm), &frame, sizeof(frame));
-		used += CMSG_SPACE(sizeof(uint32_t));
-	}
+	if ((cmsgs & SBPN_CMSG_FRAME) && frame)
+		put_cmsg(&msg, cm, DCCP_SCM_FRAME, &frame, sizeof(frame), &used);
 #endif
 	msg.msg_controllen = used;
 	if (!used)
