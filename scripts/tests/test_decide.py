@@ -322,6 +322,16 @@ rtt_ms = [30, 80]
               set(row["params"]) == {"rtt_ms"}, f"{spec.id}: {campaign.arms(spec)} {want}")
 
 
+def _complete(run_dir):
+    """What a stand-in for campaign.execute() leaves: a complete run's
+    meta.json in run_dir; returns the meta."""
+    os.makedirs(run_dir, exist_ok=True)
+    meta = {"status": "complete", "reason": None}
+    with open(os.path.join(run_dir, "meta.json"), "w") as f:
+        json.dump(meta, f)
+    return meta
+
+
 @test
 def rounds_run_whole_pairs_and_stop():
     sc = load(scenario_file('[decide]\nmin_pairs = 10\nstep = 5\n'))
@@ -329,10 +339,7 @@ def rounds_run_whole_pairs_and_stop():
     made = []
 
     def fake_execute(spec, run_dir, slot, name, jobs):
-        os.makedirs(run_dir, exist_ok=True)
-        meta = {"status": "complete", "reason": None}
-        with open(os.path.join(run_dir, "meta.json"), "w") as f:
-            json.dump(meta, f)
+        meta = _complete(run_dir)
         made.append(spec.id)
         return meta
 
@@ -412,10 +419,7 @@ def campaigns_together_share_the_slots():
             most[0] = max(most[0], len(busy))
             order.append(name)
         time.sleep(0.002)
-        os.makedirs(run_dir, exist_ok=True)
-        meta = {"status": "complete", "reason": None}
-        with open(os.path.join(run_dir, "meta.json"), "w") as f:
-            json.dump(meta, f)
+        meta = _complete(run_dir)
         with lock:
             busy.discard(slot)
         return meta
@@ -484,10 +488,7 @@ def _together(paths, jobs):
         with lock:
             order.append(name)
         time.sleep(0.005)
-        os.makedirs(run_dir, exist_ok=True)
-        meta = {"status": "complete", "reason": None}
-        with open(os.path.join(run_dir, "meta.json"), "w") as f:
-            json.dump(meta, f)
+        meta = _complete(run_dir)
         return meta
 
     saved = campaign.execute, cli._check_environment, cli.analyse_in_venv
