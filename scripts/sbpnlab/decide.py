@@ -22,7 +22,8 @@ from .scenario import ScenarioError, load
 
 FORMAT = 1
 FILE = "decision.json"
-METHOD = ("Lai's t-mixture confidence sequence (Lai 1976) per metric, mixture c = "
+METHOD = ("Lai's t-mixture confidence sequence (Lai 1976) with Hall's skewness "
+          "correction (Hall 1992) per metric, mixture c = "
           f"{sequential.MIXTURE:g}; Bonferroni over metrics x comparisons")
 
 

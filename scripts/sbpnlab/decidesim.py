@@ -10,7 +10,9 @@ synthetic  campaigns of one sweep point, a baseline and two variants (two
            standard deviations of our 30-pair main-setting campaign:
            no effect, effects at +-margin, inside it, large; normal,
            skewed and heavy-tailed; and the same loop with a fixed-sample
-           interval at each look, the rule it must not be.
+           interval at each look, the rule it must not be, and (for the
+           skewed and heavy-tailed shapes) with the confidence sequence
+           without its skewness correction.
 resample   each 30-pair campaign given (its report/runs.csv, else its runs):
            whole repetitions drawn with replacement, so every comparison
            of the campaign keeps its pairs and their correlation, each
@@ -546,6 +548,15 @@ def run(args):
                  if c[0] in ("no effect, normal", "every effect at +margin")]
         rows += [dict(r, case=r["case"] + " [fixed-sample t at each look]")
                  for r in synthetic(conf, args.sims, rng, naive_interval, naive)]
+        # the no-effect cases come first: drawn again from the seed, the
+        # uncorrected sequence sees the very differences the corrected one
+        # saw (a paired comparison), and the resampling's draws stay as
+        # they were
+        same = [c for c in synthetic_cases(conf, args.comparisons)
+                if c[0].startswith("no effect")]
+        rows += [dict(r, case=r["case"] + " [without the skewness correction]")
+                 for r in synthetic(conf, args.sims, np.random.default_rng(args.seed),
+                                    sequential.t_mixture, same)[1:]]
     if args.part in ("resample", "all"):
         camps = args.campaign or sorted(d for pattern in DEFAULT_CAMPAIGNS
                                         for d in glob.glob(pattern) if os.path.isdir(d))

@@ -3,10 +3,12 @@
 """Host tests of the sequential decision (sbpnlab.sequential, .decide,
 campaign.run_decided, the [decide] table); KTAP output.
 
-The confidence sequence against its closed form; on synthetic paired
-differences (no effect, an effect at the margin, a large one) its error
+The confidence sequence against its closed form; Hall's skewness
+correction (its inverse, its direction); on synthetic paired differences
+(no effect, an effect at the margin, a large one, a long tail) its error
 rate over many simulated campaigns stays under alpha while the same loop
-with a fixed-sample interval at each look (the broken rule) does not; the
+with a fixed-sample interval at each look (the broken rule), or without
+the correction under skew, does not; the
 verdicts; decide.analyse() on metric rows with a missing pair; the rounds
 of run_decided() with a fake run and analysis: whole pairs, only the open
 comparisons, stop, resume.
@@ -151,6 +153,51 @@ def family_error_with_bonferroni():
                               cases=cases)[0]["error_rate"]
     check(good <= 0.05, f"family error {good:.3f}")
     check(bad > 0.07, f"fixed-sample rule not seen failing: {bad:.3f}")
+
+
+@test
+def hall_correction():
+    # G1 of 0, 0, 0, 1 is 2 exactly (g1 = 2/sqrt(3), times sqrt(12)/2)
+    check(abs(sequential.skewness([0, 0, 0, 1]) - 2.0) < 1e-12 and
+          sequential.skewness([1, 1, 1]) == 0 and sequential.skewness([1, 2]) == 0,
+          f"skewness {sequential.skewness([0, 0, 0, 1])}")
+    for skew in (-3.5, -1, -1e-13, 0, 1e-17, 0.4, 2, 3.5):
+        grid = [sequential.hall(t / 4, skew, 15) for t in range(-60, 61)]
+        check(grid == sorted(grid), f"hall() not increasing at skewness {skew}")
+        for t in (-9, -3.3, -1, 0, 0.5, 2, 3.3, 9):
+            back = sequential.hall(sequential.hall_inverse(t, skew, 15), skew, 15)
+            check(abs(back - t) < 1e-9, f"hall(hall_inverse({t})) = {back} at {skew}")
+    # no sample skewness: the t-mixture's interval
+    sym = [-2.0, -1.0, 0.0, 1.0, 2.0] * 3
+    check(sequential.confidence_sequence(sym, 0.01) == sequential.t_mixture(sym, 0.01),
+          "a symmetric sample's interval moved")
+    # nearly symmetric (G1 of the order of rounding): no collapse either
+    near = [0.1, 0.2, 0.3, 0.4, 0.5] * 4
+    got, want = (sequential.confidence_sequence(near, 0.01),
+                 sequential.t_mixture(near, 0.01))
+    check(all(abs(x - y) < 1e-9 for x, y in zip(got, want)), f"{got} != {want}")
+    # a long right tail: the interval reaches further above the mean than
+    # below it, and the mirror image the other way
+    right = [0.0] * 13 + [3.0, 9.0]
+    n, mean, lo, hi = sequential.confidence_sequence(right, 0.01)
+    n2, mean2, lo2, hi2 = sequential.confidence_sequence([-x for x in right], 0.01)
+    check(hi - mean > 2 * (mean - lo) > 0, f"right tail: {lo:.2f} {mean:.2f} {hi:.2f}")
+    check(abs(lo2 + hi) < 1e-9 and abs(hi2 + lo) < 1e-9, "not the mirror image")
+
+
+@test
+def skewed_error_under_alpha():
+    # Differences with a long tail (skewness 3.7) and no effect: the
+    # corrected sequence holds the family's 5 %, the t-mixture alone does
+    # not (it says "lower" when the tail has not shown up yet).
+    rng = decidesim.np.random.default_rng(5)
+    conf = sequential.settings()
+    cases = [c for c in decidesim.synthetic_cases() if c[2] == "lognormal-3.7"]
+    good = decidesim.synthetic(conf, 600, rng, cases=cases)[0]["error_rate"]
+    bad = decidesim.synthetic(conf, 600, rng, sequential.t_mixture,
+                              cases=cases)[0]["error_rate"]
+    check(good <= 0.05, f"family error under skew {good:.3f}")
+    check(bad > 0.07, f"the uncorrected sequence not seen failing: {bad:.3f}")
 
 
 def rows_of(effects, reps=12, missing=()):
