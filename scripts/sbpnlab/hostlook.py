@@ -123,6 +123,9 @@ def serve(results, command, out=sys.stderr, poll=POLL_S, once=False):
             names = []
         for name in names:
             camp = os.path.join(results, name)
+            if not os.path.isdir(camp):
+                # vm-run's console.log, say: not a campaign
+                continue
             t = time.monotonic()
             got = answer(camp, command)
             if got is not None:

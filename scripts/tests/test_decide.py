@@ -591,12 +591,16 @@ def host_looks_answered():
     """hostlook: the runner's request is taken and answered by serve()
     with the command's output, and analyse_on_host() returns the
     decision it wrote; the files of the exchange are gone after it; a
-    malformed request gets an answer with exit status 2."""
+    malformed request gets an answer with exit status 2; a file beside
+    the campaigns (vm-run's console.log, left by an earlier call that a
+    resumed one finds) is not taken for a campaign."""
     import threading
     from sbpnlab import hostlook
     results = os.path.join(TMP, "looks")
     camp = os.path.join(results, "c")
     os.makedirs(camp)
+    with open(os.path.join(results, "console.log"), "w") as f:
+        f.write("the VM's console\n")
     t = threading.Thread(target=hostlook.serve, args=(results, _fake_decide),
                          kwargs={"out": io.StringIO(), "poll": 0.01}, daemon=True)
     t.start()
