@@ -186,6 +186,19 @@ def hall_correction():
 
 
 @test
+def intervals_end_at_the_range():
+    # a share differs by 100 points at most: the corrected interval that
+    # stretches past it stops there, a metric without a range does not
+    v = [50.0, 55, 58, 60, 60, 61, 62, 63, 64, 65, 66, 70, 75, 80, 95]
+    n, mean, lo, hi = sequential.confidence_sequence(v, 0.001)
+    res = sequential.evaluate({"audio.on_time_frac": list(enumerate(v, 1)),
+                               "m": list(enumerate(v, 1))}, [15],
+                              {"audio.on_time_frac": 2, "m": 2}, 0.001, 15)["metrics"]
+    check(hi > 100 and res["audio.on_time_frac"]["hi"] == 100 and res["m"]["hi"] == hi and
+          res["audio.on_time_frac"]["lo"] == lo, f"{hi} {res}")
+
+
+@test
 def skewed_error_under_alpha():
     # Differences with a long tail (skewness 3.7) and no effect: the
     # corrected sequence holds the family's 5 %, the t-mixture alone does
