@@ -28,11 +28,11 @@ METRICS = (("audio.on_time_frac", "audio", 100, "points", "audio on time", 2.0),
             "whole video frames on time", 5.0),
            ("tcp.goodput_kbps", "tcp_kbps", 1, "kbit/s", "competing TCP goodput", 50.0))
 MARGIN_KEYS = {m[1]: m[0] for m in METRICS}
-# The differences a metric can take, in its unit: a share differs by 100
-# points at most, so no mean difference lies outside +-100 and an interval
-# may stop there (the skewness correction can stretch one past it).
-RANGE = {"audio.on_time_frac": 100.0, "video.on_time_frac": 100.0,
-         "video.frames_on_time_frac": 100.0}
+# The differences a metric can take, in its unit: a share (in points)
+# differs by its scale, 100 points, at most, so no mean difference lies
+# outside that and an interval may stop there (the skewness correction
+# can stretch one past it).
+RANGE = {m[0]: float(m[2]) for m in METRICS if m[3] == "points"}
 # The mixture's precision c: the prior on the standardised effect mu/sigma
 # is N(0, 1/c).  c = 1 gives the narrowest intervals from about 15 to 30
 # pairs at the Bonferroni levels of our campaigns (statistics.rst).
@@ -175,9 +175,9 @@ def evaluate(series, cutoffs, margins, alpha, through, interval=confidence_seque
     margins: {metric: margin}; alpha: each metric's share (after
     Bonferroni).  A look uses the pairs of repetitions up to its cutoff;
     each metric keeps the intersection of its intervals over the looks
-    (valid, as every one of them holds at once) and of its RANGE.  interval is the
-    confidence sequence; the tests and the simulation pass a fixed-sample
-    interval to see what it breaks.
+    (valid, as every one of them holds at once) and of its RANGE.
+    interval is the confidence sequence; the tests and the simulation
+    pass a fixed-sample interval to see what it breaks.
 
     Returns {"status": "decided" | "maximum" | "open", "look": index of
     the look it stopped at (or the last one made), "repetition": its
