@@ -16,7 +16,8 @@
 #   make fuzz       libFuzzer on the model and trace parsers (FUZZ_SECONDS each)
 #   make demo       the main job: a short SBPN-vs-CCID3 experiment in the VM
 #   make reproduce  the paper's experiments in full (ONLY=, JOBS=, DECIDE=1; 40 h,
-#                   JOBS=8 5.5 h; DECIDE=1 stops each comparison once decided)
+#                   JOBS=8 5.5 h; DECIDE=1 stops each comparison once decided:
+#                   JOBS=8 about 4 h)
 #   make bench      enqueue+dequeue cost per packet of each queueing policy (VM)
 #   make friendliness  CCID 3's TCP-friendliness: normalised throughput (VM)
 #   make vm CMD=... run a command in the VM (e.g. CMD="scripts/modules.sh status")
