@@ -10,12 +10,16 @@ summary's mean and interval of the metric its heading names, so that a
 generator that swaps columns, scales or summaries fails here even once
 its table is written.  The setting labels are checked against the
 scenario files, and the choice of the newest summary and the refusals on
-synthetic summaries.  Standard library only (python3 scripts/tests/...).
+synthetic summaries.  The decided campaigns' tables, further down the
+page, against the decisions committed beside the summaries
+(*-decision.json): each row a comparison and each comparison a row.
+Standard library only (python3 scripts/tests/...).
 Exit 1 if any test failed.
 """
 import contextlib
 import csv
 import difflib
+import json
 import math
 import os
 import re
@@ -312,6 +316,83 @@ def check_and_write_commands():
     with open(rst, encoding="utf-8") as f:
         check(p.returncode == 0 and f.read() == text,
               f"--write did not restore the page: rc {p.returncode}: {p.stderr}")
+
+
+# The sections of decided campaigns whose tables are pinned, and the
+# decisions committed beside the summaries that they must show.
+DECIDED = [
+    "The single settings and the loss sweep, decided with the skewness correction",
+    "The rate and RTT sweeps, decided with the skewness correction",
+    "The goal at ten settings, decided",
+]
+DECISIONS = os.path.join(ROOT, "Documentation", "results")
+VERDICT = {"higher": "higher", "lower": "lower", "equivalent": "equiv.", None: "-"}
+CELL = r"(higher|lower|equiv\.|-)\s+([+-]\d+\.\d) \[([+-]\d+\.\d), ([+-]\d+\.\d)\]"
+DECIDED_ROW = re.compile(r"^  \S.*?\s(\S+)\s+(\d+\*?)\s+" + CELL + r"\s+" + CELL)
+
+
+def section(text, title):
+    """The body of the section titled title, up to the next heading."""
+    start = text.index(f"\n{title}\n{'-' * len(title)}\n") + 1
+    m = re.compile(r"\n[^\n]+\n(?:-{3,}|={3,})\n").search(text, start + 2 * len(title) + 2)
+    return text[start:m.start() if m else len(text)]
+
+
+def decided_rows(text):
+    """{section title: [(variant, stop, verdict, mean, lo, hi, ... of both
+    metrics)]} of the decided tables."""
+    out = {}
+    for title in DECIDED:
+        out[title] = [m.groups() for m in map(DECIDED_ROW.match, section(text, title).splitlines())
+                      if m]
+    return out
+
+
+def decision_rows():
+    """The same tuples from the committed decisions, formatted as the
+    tables print them ("*": stopped at the maximum without every verdict)."""
+    rows = []
+    for path in sorted(os.listdir(DECISIONS)):
+        if not path.endswith("-decision.json"):
+            continue
+        with open(os.path.join(DECISIONS, path), encoding="utf-8") as f:
+            dec = json.load(f)
+        for c in dec["comparisons"]:
+            row = (c["variant"], f"{c['repetition']}{'*' if c['status'] == 'maximum' else ''}")
+            for m in c["metrics"]:
+                row += (VERDICT[m["verdict"]],) + tuple(f"{m[k]:+.1f}" for k in ("mean", "lo", "hi"))
+            rows.append(row)
+    return rows
+
+
+@test
+def decided_tables_are_the_decisions():
+    """Every row of the decided campaigns' tables is a comparison of the
+    committed decisions (variant, where it stopped, each metric's verdict,
+    mean and interval), and every comparison is a row: 28 + 34 + 20."""
+    got = decided_rows(page())
+    check([len(v) for v in got.values()] == [28, 34, 20],
+          f"rows per section: {[len(v) for v in got.values()]}")
+    rows = sorted(r for v in got.values() for r in v)
+    want = sorted(decision_rows())
+    missing = [r for r in rows if r not in want]
+    extra = [r for r in want if r not in rows]
+    check(not missing and not extra and len(rows) == len(want),
+          f"{len(rows)} rows, {len(want)} comparisons; rows without a decision: {missing[:3]}; "
+          f"decisions without a row: {extra[:3]}")
+
+
+@test
+def decided_tables_refuse_an_edit():
+    """The check above fails when a table's cell or a decision's number
+    moves (the parser is the one the check uses)."""
+    text = page()
+    title = DECIDED[2]
+    body = section(text, title)
+    edited = text.replace(body, body.replace("+65.9 [+60.0, +73.3]", "+65.9 [+60.0, +73.4]", 1), 1)
+    check(edited != text, "nothing to edit")
+    rows = sorted(r for v in decided_rows(edited).values() for r in v)
+    check(rows != sorted(decision_rows()), "an edited interval still matched the decisions")
 
 
 if __name__ == "__main__":
