@@ -3,7 +3,8 @@
 #
 # Install the Debian packages the project needs on the host: compilers and
 # make, QEMU (TCG, or KVM where it works), the tools the guest borrows from the host's root
-# filesystem (ip, tc, python3 come over 9p), libnl-3 for dccp-qstat, what
+# filesystem (ip, tc, python3 come over 9p), libnl-3 for dccp-qstat, libvpx
+# for the VP8 call (sbpn-send --source vp8, vp8-score), what
 # a kernel build needs (the debug tier), clang with libFuzzer (make fuzz),
 # docutils (the Documentation/ check), debootstrap (the Debian roots of the
 # 7.3 build and of make dkms-install-check) and what builds the DKMS
@@ -38,7 +39,7 @@ COMMON=(
 	build-essential bc cpio xz-utils kmod perl git pkg-config
 	qemu-system-x86 busybox-static udev
 	iproute2 ethtool procps
-	libnl-3-dev
+	libnl-3-dev libvpx-dev
 	python3-venv python3-docutils
 	flex bison libelf-dev
 	clang

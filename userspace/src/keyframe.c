@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "keyframe.h"
+#include "records.h"
 
 #define DEFAULT_INTERVAL_NS	100000000ull	/* 10 frames/s until measured */
 #define REPEAT_FRAMES		10		/* a request outstanding this long */
@@ -113,7 +114,7 @@ static struct kf_recv_frame *slot(struct kf_recv *r, int64_t idx)
 }
 
 void kf_recv_packet(struct kf_recv *r, uint16_t wire, uint8_t pieces, bool key,
-		    uint64_t expiry_ns, uint64_t now)
+		    unsigned int fi, uint64_t expiry_ns, uint64_t now)
 {
 	int64_t idx = kf_extend(r->hi, wire);
 	struct kf_recv_frame *f;
@@ -139,6 +140,8 @@ void kf_recv_packet(struct kf_recv *r, uint16_t wire, uint8_t pieces, bool key,
 	f->got++;
 	f->pieces = pieces;
 	f->key = key;
+	f->droppable = fi & SBPN_FI_DROPPABLE;
+	f->prev_droppable = fi & SBPN_FI_PREV_DROPPABLE;
 }
 
 /* The earliest arrival of a frame after `after`: when the window opened. */
@@ -165,6 +168,14 @@ uint64_t kf_recv_deadline(const struct kf_recv *r)
 	return t == UINT64_MAX ? t : t + r->reorder_frames * r->interval_ns;
 }
 
+/* Whether frame idx + 1 arrived saying that idx is droppable. */
+static bool next_says_droppable(const struct kf_recv *r, int64_t idx)
+{
+	const struct kf_recv_frame *n = &r->ring[(idx + 1) % KF_RING];
+
+	return n->idx == idx + 1 && n->known && n->prev_droppable;
+}
+
 int kf_recv_poll(struct kf_recv *r, uint64_t now, int64_t *frame)
 {
 	int ask = 0;
@@ -175,7 +186,7 @@ int kf_recv_poll(struct kf_recv *r, uint64_t now, int64_t *frame)
 		struct kf_recv_frame *f = slot(r, r->next);
 		bool complete = f->known && (f->got & 0xff) == (f->pieces & 0xff) &&
 				f->got >= (f->pieces ? 1u : 256u);
-		bool ok;
+		bool ok, droppable;
 
 		if (!complete) {
 			/* too far behind for the ring, or its window is over */
@@ -186,11 +197,13 @@ int kf_recv_poll(struct kf_recv *r, uint64_t now, int64_t *frame)
 		ok = complete && (f->key || r->chain_ok);
 		if (f->key)
 			r->outstanding = false;	/* the sender answered, or its GOP did */
-		r->chain_ok = ok;
+		droppable = f->known ? f->droppable : next_says_droppable(r, r->next);
+		if (!droppable)
+			r->chain_ok = ok;
 		r->judged++;
 		if (!ok) {
 			r->undecodable++;
-			if (!r->outstanding && !ask) {
+			if (!r->outstanding && !ask && !droppable) {
 				ask = 1;
 				*frame = r->next;
 				r->outstanding = true;

@@ -14,7 +14,11 @@
  *
  * Receiver (struct kf_recv): frames are judged in order.  A frame is
  * complete when all its pieces arrived, decodable when complete and a
- * key frame or its predecessor is decodable.  A frame still incomplete
+ * key frame or the last frame that later ones reference is decodable: a
+ * frame marked droppable (a temporal layer nothing references) neither
+ * breaks nor repairs the chain, and its loss asks for nothing; a frame of
+ * which nothing arrived is droppable if the next frame says so
+ * (SBPN_FI_PREV_DROPPABLE), else it counts as referenced.  A frame still incomplete
  * a reorder window after the first packet of a later frame arrived is
  * lost.  A frame judged undecodable asks for a key frame (a picture
  * loss indication, as RTCP PLI, RFC 4585 6.3.1) unless one is
@@ -63,6 +67,8 @@ struct kf_recv_frame {
 	int64_t idx;		/* -1: slot free */
 	uint32_t got, pieces;	/* pieces arrived, pieces in the frame (mod 256) */
 	bool key, known;	/* known: a packet of it arrived */
+	bool droppable;		/* no later frame references it (SBPN_FI_DROPPABLE) */
+	bool prev_droppable;	/* nor frame idx - 1 (SBPN_FI_PREV_DROPPABLE) */
 	uint64_t first_ns;	/* its first packet's arrival */
 };
 
@@ -82,7 +88,7 @@ struct kf_recv {
 void kf_recv_init(struct kf_recv *r, unsigned int reorder_frames);
 /* A packet of frame `wire` (16 bits on the wire) arrived at now. */
 void kf_recv_packet(struct kf_recv *r, uint16_t wire, uint8_t pieces, bool key,
-		    uint64_t expiry_ns, uint64_t now);
+		    unsigned int fi, uint64_t expiry_ns, uint64_t now);
 /* Judge what can be judged at now: 1 and *frame (the first undecodable
  * frame) when a key frame should be requested, else 0. */
 int kf_recv_poll(struct kf_recv *r, uint64_t now, int64_t *frame);

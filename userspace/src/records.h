@@ -22,6 +22,8 @@
  * video frame a packet belongs to, when the flow has coding dependencies */
 #define SBPN_FI_FRAME		0x01		/* frame, pieces and the flags are valid */
 #define SBPN_FI_KEY		0x02		/* the frame is a key frame */
+#define SBPN_FI_DROPPABLE	0x04		/* no later frame references it */
+#define SBPN_FI_PREV_DROPPABLE	0x08		/* nor the frame before it (frame - 1) */
 
 enum pkt_class { CLASS_AUDIO, CLASS_VIDEO, CLASS_DATA, CLASS_COUNT };
 

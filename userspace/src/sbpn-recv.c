@@ -205,7 +205,8 @@ static bool record(const unsigned char *p, size_t len, uint64_t recv_ns)
 		return true;
 	}
 	if (cfg.kf && h.cls == CLASS_VIDEO && (h.fi & SBPN_FI_FRAME))
-		kf_recv_packet(&st.kf, h.frame, h.pieces, h.fi & SBPN_FI_KEY, h.expiry_ns, recv_ns);
+		kf_recv_packet(&st.kf, h.frame, h.pieces, h.fi & SBPN_FI_KEY, h.fi, h.expiry_ns,
+			       recv_ns);
 	fprintf(st.rec.f, "%u\t%s\t%zu\t%llu\t%llu\n", h.seq, class_name(h.cls), len,
 		(unsigned long long)h.sent_ns, (unsigned long long)recv_ns);
 	st.per_class[h.cls]++;

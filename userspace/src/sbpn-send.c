@@ -16,13 +16,19 @@
  *     admitting it, from the socket's error queue (DCCP drop notices);
  *   - --keyframe-on-loss makes the next video frame a key frame when the
  *     receiver reports a broken reference chain or a drop notice says a
- *     video packet was discarded (keyframe.h; traffic.rst).
+ *     video packet was discarded (keyframe.h; traffic.rst);
+ *   - --source vp8 makes each video frame with a VP8 encoder (vp8enc.h)
+ *     whose rate follows what CCID3 allows, sends its bitstream, and
+ *     writes each capture to --frames and each coded frame to --bitstream.
  * Exit: 0 ok, 1 runtime failure or signal, 2 usage or input error.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <poll.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -31,8 +37,10 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/dccp.h>
+#include <vpx/vpx_codec.h>
 
 #include "config.h"
 #include "keyframe.h"
@@ -40,6 +48,7 @@
 #include "sbpn.h"
 #include "schedule.h"
 #include "util.h"
+#include "vp8enc.h"
 
 #define SERVICE_CODE 0x5342504e		/* "SBPN", both ends set it */
 
@@ -47,6 +56,7 @@ static struct {
 	enum transport transport;
 	const char *to, *out, *flow, *model_path, *trace_path, *cc_log, *notices;
 	const char *source;
+	const char *frames_out, *bitstream;	/* --source vp8 */
 	int policy, ccid;
 	long tx_qlen;			/* -1: kernel default */
 	double duration_s;		/* <0: model's */
@@ -75,7 +85,10 @@ static void usage(FILE *f)
 "  --out FILE             per-packet records (Documentation/records.rst)\n"
 "  --flow NAME            flow name in the records\n"
 "  --flow-id N            16-bit flow id in the payload (default: hash of NAME)\n"
-"  --source S             ekiga (default), cbr or trace\n"
+"  --source S             ekiga (default), cbr, trace or vp8 (the model's audio and\n"
+"                         a VP8 encoder's video at the rate CCID3 allows)\n"
+"  --frames FILE          --source vp8: one line per camera capture (records.rst)\n"
+"  --bitstream FILE       --source vp8: every coded frame, as IVF\n"
 "  --model FILE           model file (default: built-in = userspace/models/ekiga.model)\n"
 "  --trace FILE           trace file for --source trace (format in traffic.rst)\n"
 "  --duration SEC         schedule length (default: model's duration_s = 60;\n"
@@ -151,7 +164,7 @@ static void parse_args(int argc, char **argv)
 	       O_TRACE, O_DURATION, O_SEED, O_POLICY, O_CCID, O_QLEN, O_LIFE,
 	       O_SILENCE, O_CCLOG, O_CCINT, O_LINGER, O_DRY, O_STATS, O_FR, O_SP, O_PREDICT, O_LAST_RTT, O_OWD, O_EDF,
 	       O_NEWEST, O_FRAME,
-	       O_NOTICES, O_KF,
+	       O_NOTICES, O_KF, O_FRAMES, O_BITSTREAM,
 	       O_HELP };
 	static const struct option opts[] = {
 		{ "transport", required_argument, 0, O_TRANSPORT },
@@ -161,6 +174,8 @@ static void parse_args(int argc, char **argv)
 		{ "flow-id", required_argument, 0, O_FLOWID },
 		{ "source", required_argument, 0, O_SOURCE },
 		{ "model", required_argument, 0, O_MODEL },
+		{ "frames", required_argument, 0, O_FRAMES },
+		{ "bitstream", required_argument, 0, O_BITSTREAM },
 		{ "trace", required_argument, 0, O_TRACE },
 		{ "duration", required_argument, 0, O_DURATION },
 		{ "seed", required_argument, 0, O_SEED },
@@ -200,10 +215,13 @@ static void parse_args(int argc, char **argv)
 		case O_FLOW: cfg.flow = optarg; break;
 		case O_FLOWID: cfg.flow_id = (long)parse_uint_opt("--flow-id", optarg, 65535); break;
 		case O_SOURCE:
-			if (strcmp(optarg, "ekiga") && strcmp(optarg, "cbr") && strcmp(optarg, "trace"))
-				die_usage("--source: expected ekiga, cbr or trace, got '%s'", optarg);
+			if (strcmp(optarg, "ekiga") && strcmp(optarg, "cbr") && strcmp(optarg, "trace") &&
+			    strcmp(optarg, "vp8"))
+				die_usage("--source: expected ekiga, cbr, trace or vp8, got '%s'", optarg);
 			cfg.source = optarg;
 			break;
+		case O_FRAMES: cfg.frames_out = optarg; break;
+		case O_BITSTREAM: cfg.bitstream = optarg; break;
 		case O_MODEL: cfg.model_path = optarg; break;
 		case O_TRACE: cfg.trace_path = optarg; break;
 		case O_DURATION:
@@ -266,6 +284,9 @@ static void parse_args(int argc, char **argv)
 	}
 	if (!strcmp(cfg.source, "trace") != !!cfg.trace_path)
 		die_usage("%s", "--trace FILE goes with --source trace, and only with it");
+	if (strcmp(cfg.source, "vp8") && (cfg.frames_out || cfg.bitstream))
+		die_usage("%s", "--frames and --bitstream go with --source vp8");
+
 	if (cfg.transport != TR_DCCP &&
 	    (cfg.policy != SBPN_POLICY_SIMPLE || cfg.tx_qlen >= 0 || cfg.cc_log ||
 	     cfg.faster_restart || cfg.size_pacing || cfg.predict || cfg.last_rtt ||
@@ -572,7 +593,8 @@ static int notices_drain(int fd, unsigned char *buf)
 				sbpn_drop_reason_name(n.reason), (unsigned long long)n.expiry_ns,
 				(unsigned long long)now_ns());
 		n_notices[n.reason]++;
-		if ((cfg.kf & KF_BIT(KF_NOTICE)) && h.cls == CLASS_VIDEO && (h.fi & SBPN_FI_FRAME))
+		if ((cfg.kf & KF_BIT(KF_NOTICE)) && h.cls == CLASS_VIDEO && (h.fi & SBPN_FI_FRAME) &&
+		    !(h.fi & SBPN_FI_DROPPABLE))
 			kf_send_report(&kf, kf_extend(kf_cur_frame, h.frame), KF_NOTICE);
 	}
 	if (r < 0)
@@ -630,6 +652,10 @@ struct out_pkt {
 	struct sched_pkt p;
 	uint32_t pieces;	/* packets of its frame */
 	int forced;		/* enum kf_why */
+	const uint8_t *data;	/* bitstream after the header (--source vp8), or NULL */
+	uint32_t data_len;
+	int64_t wire;		/* the header's frame number if not p.frame (vp8), or -1 */
+	uint8_t fi;		/* SBPN_FI_DROPPABLE, SBPN_FI_PREV_DROPPABLE */
 };
 
 static int push_out(struct out_pkt **v, size_t *n, size_t *cap, const struct sched_pkt *p,
@@ -646,9 +672,253 @@ static int push_out(struct out_pkt **v, size_t *n, size_t *cap, const struct sch
 	}
 	(*v)[*n].p = *p;
 	(*v)[*n].forced = forced;
+	(*v)[*n].data = NULL;
+	(*v)[*n].data_len = 0;
+	(*v)[*n].wire = -1;
+	(*v)[*n].fi = 0;
 	(*v)[(*n)++].pieces = 1;
 	return 0;
 }
+
+/* ---- the VP8 call ----------------------------------------------------- */
+
+static struct vp8enc *enc;
+static struct recfile frames_rec;
+static FILE *ivf;
+static uint32_t ivf_frames;
+static int ivf_w, ivf_h;
+static double ivf_fps;
+static uint64_t vp8_start;	/* the run's start_ns */
+static double vp8_allowed_bps;	/* what CCID3 leaves the video, 0: not known */
+static size_t vp8_status_count[4];
+/* The header numbers coded frames 0, 1, ... so that a receiver sees a lost
+ * frame as a gap; the records keep the capture index. */
+static int64_t vp8_coded;
+static bool vp8_prev_droppable;
+
+static int vp8_open(const struct model *m, uint64_t start, const char *kernel)
+{
+	struct vp8_params vp = {
+		.width = (int)m->vp8_width, .height = (int)m->vp8_height, .fps = m->video_fps,
+		.layers = (int)m->vp8_layers, .min_kbps = (uint32_t)m->vp8_min_kbps,
+		.max_kbps = (uint32_t)m->vp8_max_kbps, .start_kbps = (uint32_t)m->vp8_start_kbps,
+		.cpu_used = (int)m->vp8_cpu_used, .seed = cfg.seed, .ladder = m->vp8_ladder,
+	};
+
+	enc = vp8enc_new(&vp);
+	if (!enc)
+		return -1;
+	vp8_start = start;
+	ivf_w = vp.width;
+	ivf_h = vp.height;
+	ivf_fps = vp.fps;
+	if (cfg.bitstream) {
+		ivf = fopen(cfg.bitstream, "wb");
+		if (!ivf || ivf_write_header(ivf, vp.width, vp.height, vp.fps, 0)) {
+			fprintf(stderr, "sbpn-send: --bitstream %s: %s\n", cfg.bitstream, strerror(errno));
+			return -1;
+		}
+	}
+	if (!cfg.frames_out)
+		return 0;
+	frames_rec.path = cfg.frames_out;
+	frames_rec.f = fopen(cfg.frames_out, "w");
+	if (!frames_rec.f) {
+		fprintf(stderr, "sbpn-send: --frames %s: %s\n", cfg.frames_out, strerror(errno));
+		return -1;
+	}
+	fputs("# sbpn-frames 1\n", frames_rec.f);
+	rec_meta(&frames_rec, "role", "send");
+	rec_meta(&frames_rec, "flow", "%s", cfg.flow);
+	rec_meta(&frames_rec, "tool", "sbpn-send %s", SBPN_TOOL_VERSION);
+	rec_meta(&frames_rec, "kernel", "%s", kernel);
+	rec_meta(&frames_rec, "clock", "CLOCK_MONOTONIC");
+	rec_meta(&frames_rec, "start_ns", "%llu", (unsigned long long)start);
+	rec_meta(&frames_rec, "codec", "vp8");
+	rec_meta(&frames_rec, "libvpx", "%s", vpx_codec_version_str());
+	rec_meta(&frames_rec, "width", "%d", vp.width);
+	rec_meta(&frames_rec, "height", "%d", vp.height);
+	rec_meta(&frames_rec, "fps", "%g", vp.fps);
+	rec_meta(&frames_rec, "layers", "%d", vp.layers);
+	rec_meta(&frames_rec, "scene_seed", "%llu", (unsigned long long)vp.seed);
+	rec_meta(&frames_rec, "min_kbps", "%u", vp.min_kbps);
+	rec_meta(&frames_rec, "max_kbps", "%u", vp.max_kbps);
+	rec_meta(&frames_rec, "start_kbps", "%u", vp.start_kbps);
+	rec_meta(&frames_rec, "cpu_used", "%d", vp.cpu_used);
+	rec_meta(&frames_rec, "ladder", "%d", vp.ladder);
+	rec_columns(&frames_rec, "frame\tcapture_ns\tstatus\tkey\tlayer\trefs\tbytes\tpieces\t"
+		    "width\theight\ttarget_kbps\tallowed_kbps\tq\tencode_us");
+	return 0;
+}
+
+/* The rate CCID3 allows the video: X less the audio's payload rate, less
+ * our header's share of each full piece (X counts payload bytes). */
+static void vp8_rate(int fd, const struct model *m)
+{
+	struct sbpn_tx_info ti;
+	double audio_bps = m->audio_payload * 8 * 1000.0 / m->audio_interval_ms;
+	double piece = (double)m->video_max_packet;
+
+	/* before its first RTT sample CCID3's X is a start value, not a word
+	 * about the path: the encoder keeps its start rate until then */
+	if (cfg.transport != TR_DCCP || fd < 0 || sbpn_get_tx_info(fd, &ti) || ti.x_Bps <= 0 ||
+	    !ti.rtt_us)
+		return;
+	vp8_allowed_bps = (ti.x_Bps * 8 - audio_bps) * (piece - SBPN_HDR_LEN) / piece;
+	if (vp8_allowed_bps < 1)
+		vp8_allowed_bps = 1;
+	vp8enc_set_rate(enc, vp8_allowed_bps);
+}
+
+static uint32_t layer_prio(const struct model *m, int layer)
+{
+	return (uint32_t)(layer == 0 ? m->video_priority :
+			  layer == 1 ? m->video_priority_t1 : m->video_priority_t2);
+}
+
+/* One capture for the encoder, and what it made of it. */
+struct vp8_job {
+	struct sched_pkt p;	/* the capture's placeholder in the schedule */
+	double allowed_bps;	/* what CCID3 allowed the video when it was taken */
+	struct vp8_frame f;
+	enum vp8_status st;
+	int err;
+	uint64_t took_ns;
+};
+
+/* Before a capture goes to the encoder (sending thread, encoder idle):
+ * the rate CCID3 allows, and a key frame if a reported loss asks for one. */
+static void vp8_prepare(struct vp8_job *j, const struct sched_pkt *p)
+{
+	j->p = *p;
+	j->allowed_bps = vp8_allowed_bps;
+	if (cfg.kf) {	/* a loss reported: the next coded frame is a key frame */
+		int forced;
+
+		if (kf_send_frame(&kf, vp8_coded, 0, &forced))
+			vp8enc_request_key(enc);
+		kf_cur_frame = vp8_coded;
+	}
+}
+
+/* Draw and encode the capture (the encoder's thread, or inline). */
+static void vp8_encode(struct vp8_job *j)
+{
+	uint64_t t0 = now_ns();
+
+	j->err = vp8enc_capture(enc, (uint64_t)j->p.frame, &j->f, &j->st);
+	j->took_ns = now_ns() - t0;
+}
+
+/* Cut what the encoder made into packets (appended to *v) and record the
+ * capture; -1 on an error. */
+static int vp8_packetise(const struct vp8_job *j, const struct model *m,
+			 struct out_pkt **v, size_t *n, size_t *cap)
+{
+	static const char *const status_name[] = { "coded", "skipped", "dropped", "busy" };
+	uint32_t chunk = (uint32_t)m->video_max_packet - SBPN_HDR_LEN, pieces = 0;
+	const struct vp8_frame *f = &j->f;
+	char refs[64] = "-";
+
+	if (j->err)
+		return -1;
+	vp8_status_count[j->st]++;
+	if (j->st == VP8_CODED) {
+		struct sched_pkt q = j->p;
+		size_t off = 0, len = 0;
+
+		q.key = f->key;
+		q.prio = f->key ? (uint32_t)m->video_priority : layer_prio(m, f->layer);
+		do {
+			uint32_t c = f->len - off > chunk ? chunk : (uint32_t)(f->len - off);
+
+			q.size = SBPN_HDR_LEN + c;
+			if (push_out(v, n, cap, &q, KF_NONE))
+				return -1;
+			(*v)[*n - 1].data = f->data + off;
+			(*v)[*n - 1].data_len = c;
+			(*v)[*n - 1].wire = vp8_coded;
+			(*v)[*n - 1].fi = (f->droppable ? SBPN_FI_DROPPABLE : 0) |
+					  (vp8_prev_droppable ? SBPN_FI_PREV_DROPPABLE : 0);
+			off += c;
+			pieces++;
+		} while (off < f->len);
+		for (size_t k = *n - pieces; k < *n; k++)
+			(*v)[k].pieces = pieces;
+		for (int i = 0; i < VP8_REFS; i++) {
+			bool seen = false;
+
+			if (f->refs[i] < 0)
+				continue;
+			for (int k = 0; k < i; k++)
+				seen |= f->refs[k] == f->refs[i];
+			if (!seen)
+				len += (size_t)snprintf(refs + len, sizeof(refs) - len, "%s%lld",
+							len ? "," : "", (long long)f->refs[i]);
+		}
+		if (ivf && ivf_write_frame(ivf, f->n, f->data, f->len))
+			return -1;
+		ivf_frames++;
+		vp8_coded++;
+		vp8_prev_droppable = f->droppable;
+	}
+	if (!frames_rec.f)
+		return 0;
+	fprintf(frames_rec.f, "%d\t%llu\t%s\t", j->p.frame,
+		(unsigned long long)(vp8_start + j->p.t_ns), status_name[j->st]);
+	if (j->st == VP8_CODED)
+		fprintf(frames_rec.f, "%d\t%d\t%s\t%zu\t%u\t", f->key, f->layer, refs, f->len, pieces);
+	else
+		fputs("-\t-\t-\t0\t0\t", frames_rec.f);
+	if (j->st == VP8_BUSY)
+		fputs("-\t-\t-\t", frames_rec.f);
+	else
+		fprintf(frames_rec.f, "%d\t%d\t%u\t", f->width, f->height, f->target_kbps);
+	if (j->allowed_bps > 0)
+		fprintf(frames_rec.f, "%.1f\t", j->allowed_bps / 1000);
+	else
+		fputs("-\t", frames_rec.f);
+	if (j->st == VP8_CODED)
+		fprintf(frames_rec.f, "%d\t", f->q);
+	else
+		fputs("-\t", frames_rec.f);
+	if (j->st == VP8_BUSY)
+		fputs("-\n", frames_rec.f);
+	else
+		fprintf(frames_rec.f, "%llu\n", (unsigned long long)(j->took_ns / 1000));
+	return 0;
+}
+
+static void vp8_thread_stop(void);
+
+/* Close the VP8 call's files; rc so far in, rc out. */
+static int vp8_close(int rc)
+{
+	vp8_thread_stop();
+	if (ivf) {
+		if (ivf_write_header(ivf, ivf_w, ivf_h, ivf_fps,
+				     ivf_frames) || fclose(ivf)) {
+			fprintf(stderr, "sbpn-send: writing %s failed\n", cfg.bitstream);
+			rc = EXIT_RUNTIME;
+		}
+		ivf = NULL;
+	}
+	if (frames_rec.f) {
+		rec_trailer(&frames_rec, "coded", "%zu", vp8_status_count[VP8_CODED]);
+		rec_trailer(&frames_rec, "skipped", "%zu", vp8_status_count[VP8_SKIPPED]);
+		rec_trailer(&frames_rec, "dropped", "%zu", vp8_status_count[VP8_DROPPED]);
+		if (!rc)
+			rec_trailer(&frames_rec, "complete", "1");
+		if (rec_close(&frames_rec))
+			rc = EXIT_RUNTIME;
+	}
+	vp8enc_free(enc);
+	enc = NULL;
+	return rc;
+}
+
+static int vp8_capture(const struct sched_pkt *p, const struct model *m,
+		       struct out_pkt **v, size_t *n, size_t *cap);
 
 /*
  * The packets of the instant s->p[start..end): the schedule's, except that
@@ -669,6 +939,11 @@ static int build_instant(const struct schedule *s, const struct model *m, size_t
 		const struct sched_pkt *p = &s->p[i];
 		struct sched_pkt q = *p;
 
+		if (enc && p->cls == CLASS_VIDEO) {	/* a capture for the encoder */
+			if (vp8_capture(p, m, v, n, cap))
+				return -1;
+			continue;
+		}
 		if (p->cls != CLASS_VIDEO || p->frame < 0) {	/* audio, data, video without frames */
 			if (push_out(v, n, cap, p, KF_NONE))
 				return -1;
@@ -734,16 +1009,291 @@ static int push_i64(int64_t **v, size_t *n, size_t *cap, int64_t x)
 	return 0;
 }
 
-/* Sleep until abs, taking the CCID samples that fall due before it. */
+/* The send path's state: main() sets it up; send_pkts() sends what the
+ * schedule makes at each instant and what the encoder's thread finishes. */
+static struct {
+	int fd;
+	unsigned char *buf;
+	uint64_t start;
+	uint16_t flow_id;
+	unsigned int cmsgs;
+	bool coded;
+	struct recfile *rec;
+	int64_t *late, *wake;
+	size_t nlate, nwake, cap_late, cap_wake;
+	size_t n_ok, n_eagain, n_err, seq, sent_upto;
+	bool fatal;
+} tx = { .fd = -1 };
+
+/* Send (or, dry, only record) inst[0..ninst); with wakeup the first one's
+ * lateness is the wake-up's.  A broken connection sets tx.fatal. */
+static void send_pkts(const struct out_pkt *inst, size_t ninst, bool wakeup)
+{
+	for (size_t o = 0; o < ninst; o++, tx.seq++) {
+		const struct sched_pkt *p = &inst[o].p;
+		uint64_t planned = tx.start + p->t_ns;
+		uint64_t expiry = p->lifetime_ns ? planned + p->lifetime_ns : 0;
+		struct sbpn_hdr h = { .seq = (uint32_t)tx.seq, .cls = p->cls,
+				      .flow_id = tx.flow_id, .expiry_ns = expiry };
+		uint64_t sent = 0;
+		const char *result = "dry";
+
+		if (tx.coded && p->frame >= 0) {
+			h.frame = (uint16_t)p->frame;
+			h.pieces = (uint8_t)inst[o].pieces;
+			h.fi = SBPN_FI_FRAME | (p->key == 1 ? SBPN_FI_KEY : 0) | inst[o].fi;
+			if (inst[o].wire >= 0)
+				h.frame = (uint16_t)inst[o].wire;
+		}
+		if (inst[o].data)
+			memcpy(tx.buf + SBPN_HDR_LEN, inst[o].data, inst[o].data_len);
+		if (!cfg.dry_run) {
+			int r;
+
+			sent = now_ns();
+			h.sent_ns = sent;
+			hdr_encode(tx.buf, &h);
+			/* a video frame's pieces name it: its index + 1 */
+			if (cfg.transport == TR_DCCP)
+				r = sbpn_send_frame(tx.fd, tx.buf, p->size, p->prio, expiry,
+						    p->frame >= 0 ? (uint32_t)p->frame + 1 : 0,
+						    tx.cmsgs, MSG_DONTWAIT) < 0 ? -1 : 0;
+			else if (cfg.transport == TR_UDP)
+				r = send(tx.fd, tx.buf, p->size, MSG_DONTWAIT) < 0 ? -1 : 0;
+			else
+				r = tcp_send_all(tx.fd, tx.buf, p->size);
+			if (push_i64(&tx.late, &tx.nlate, &tx.cap_late, (int64_t)(sent - planned)) ||
+			    (wakeup && o == 0 && push_i64(&tx.wake, &tx.nwake, &tx.cap_wake,
+						(int64_t)(sent - planned)))) {
+				perror("sbpn-send");
+				tx.fatal = true;
+			}
+			if (r == 0) {
+				result = "ok";
+				tx.n_ok++;
+			} else {
+				int e = errno;
+
+				result = errno_name(e);
+				if (e == EAGAIN)
+					tx.n_eagain++;
+				else
+					tx.n_err++;
+				if (e == EPIPE || e == ECONNRESET || e == ENOTCONN ||
+				    (e == EINTR && stop_signal)) {
+					fprintf(stderr, "sbpn-send: packet %zu: %s\n", tx.seq, strerror(e));
+					tx.fatal = true;
+				}
+			}
+		}
+		fprintf(tx.rec->f, "%zu\t%s\t%u\t%u\t%llu\t%llu\t%llu\t%s", tx.seq,
+			class_name(p->cls), p->size, p->prio,
+			(unsigned long long)planned, (unsigned long long)sent,
+			(unsigned long long)expiry, result);
+		if (tx.coded && p->frame >= 0)
+			fprintf(tx.rec->f, "\t%d\t%d", (int)p->frame, (int)p->key);
+		else if (tx.coded)
+			fputs("\t-\t-", tx.rec->f);
+		if (cfg.kf)
+			fprintf(tx.rec->f, "\t%s", kf_why_name(inst[o].forced));
+		fputc('\n', tx.rec->f);
+		tx.sent_upto = tx.seq + 1;
+		if (tx.fatal)
+			break;
+	}
+}
+
+/* ---- the encoder's thread ---------------------------------------------- */
+
+/*
+ * A real call encodes beside its audio: here the encoder runs in a thread
+ * of its own, so that audio due while a frame is coded leaves on time and
+ * a frame leaves when it is coded, as from a camera pipeline.  One capture
+ * at a time: a capture that falls due while the one before is still being
+ * coded is not coded (busy), as a real-time encoder drops frames it cannot
+ * take.  --dry-run codes each capture at its instant, in line.
+ */
+static struct {
+	pthread_t tid;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int pipe[2];		/* the thread -> the sender: a capture is done */
+	bool running, posted, done, quit;
+	struct vp8_job job;
+	uint8_t *copy;		/* the coded frame's bytes, the sender's to send */
+	size_t copy_cap;
+	const struct model *m;
+} ew = { .pipe = { -1, -1 } };
+
+static void *vp8_thread(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&ew.mu);
+		while (!ew.posted && !ew.quit)
+			pthread_cond_wait(&ew.cv, &ew.mu);
+		if (ew.quit) {
+			pthread_mutex_unlock(&ew.mu);
+			return NULL;
+		}
+		pthread_mutex_unlock(&ew.mu);
+		vp8_encode(&ew.job);
+		if (!ew.job.err && ew.job.st == VP8_CODED) {
+			if (ew.job.f.len > ew.copy_cap) {
+				uint8_t *c = realloc(ew.copy, ew.job.f.len);
+
+				if (c) {
+					ew.copy = c;
+					ew.copy_cap = ew.job.f.len;
+				} else {
+					ew.job.err = -1;
+				}
+			}
+			if (!ew.job.err) {
+				memcpy(ew.copy, ew.job.f.data, ew.job.f.len);
+				ew.job.f.data = ew.copy;
+			}
+		}
+		pthread_mutex_lock(&ew.mu);
+		ew.posted = false;
+		ew.done = true;
+		pthread_mutex_unlock(&ew.mu);
+		if (write(ew.pipe[1], "", 1) < 0 && errno != EAGAIN)
+			ew.job.err = -1;
+	}
+}
+
+static int vp8_thread_start(const struct model *m)
+{
+	ew.m = m;
+	if (pipe2(ew.pipe, O_CLOEXEC | O_NONBLOCK) || pthread_mutex_init(&ew.mu, NULL) ||
+	    pthread_cond_init(&ew.cv, NULL) || pthread_create(&ew.tid, NULL, vp8_thread, NULL)) {
+		perror("sbpn-send: the encoder's thread");
+		return -1;
+	}
+	ew.running = true;
+	return 0;
+}
+
+static void vp8_thread_stop(void)
+{
+	if (!ew.running)
+		return;
+	pthread_mutex_lock(&ew.mu);
+	ew.quit = true;
+	pthread_cond_signal(&ew.cv);
+	pthread_mutex_unlock(&ew.mu);
+	pthread_join(ew.tid, NULL);
+	ew.running = false;
+	close(ew.pipe[0]);
+	close(ew.pipe[1]);
+	free(ew.copy);
+}
+
+/* Send what the thread finished, if anything; -1 on an error. */
+static int vp8_collect(void)
+{
+	static struct out_pkt *v;
+	static size_t cap;
+	struct vp8_job j;
+	size_t n = 0;
+	char b[16];
+	bool done;
+
+	while (read(ew.pipe[0], b, sizeof(b)) > 0)
+		;
+	pthread_mutex_lock(&ew.mu);
+	done = ew.done;
+	ew.done = false;
+	j = ew.job;
+	pthread_mutex_unlock(&ew.mu);
+	if (!done)
+		return 0;
+	if (vp8_packetise(&j, ew.m, &v, &n, &cap))
+		return -1;
+	send_pkts(v, n, false);
+	return 0;
+}
+
+/* A capture falls due: coded in line (--dry-run), its packets joining the
+ * instant's, or handed to the thread, whose packets leave when coded. */
+static int vp8_capture(const struct sched_pkt *p, const struct model *m,
+		       struct out_pkt **v, size_t *n, size_t *cap)
+{
+	struct vp8_job j = { 0 };
+	bool busy;
+
+	if (!ew.running) {
+		vp8_prepare(&j, p);
+		vp8_encode(&j);
+		return vp8_packetise(&j, m, v, n, cap);
+	}
+	pthread_mutex_lock(&ew.mu);
+	busy = ew.posted || ew.done;
+	if (!busy) {
+		vp8_prepare(&ew.job, p);
+		ew.posted = true;
+		pthread_cond_signal(&ew.cv);
+	}
+	pthread_mutex_unlock(&ew.mu);
+	if (!busy)
+		return 0;
+	j.p = *p;
+	j.st = VP8_BUSY;
+	j.allowed_bps = vp8_allowed_bps;
+	return vp8_packetise(&j, m, v, n, cap);
+}
+
+/* Wait until abs or until the thread finishes a capture: 1 for the
+ * capture, 0 at abs, -1 if a signal stopped the run. */
+static int vp8_wait(uint64_t abs)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = ew.pipe[0], .events = POLLIN };
+		uint64_t now = now_ns();
+		struct timespec ts;
+		int r;
+
+		if (stop_signal)
+			return -1;
+		if (now >= abs)
+			return 0;
+		ts.tv_sec = (time_t)((abs - now) / 1000000000ull);
+		ts.tv_nsec = (long)((abs - now) % 1000000000ull);
+		r = ppoll(&pfd, 1, &ts, NULL);
+		if (r > 0)
+			return 1;
+		if (r < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+/* Sleep until abs, taking the CCID samples that fall due before it and
+ * sending the frames the encoder's thread finishes meanwhile. */
 static int wait_until(int fd, uint64_t abs, uint64_t *next_cc)
 {
-	while (cclog.f && *next_cc <= abs) {
-		if (sleep_until(*next_cc))
+	for (;;) {
+		bool cc = cclog.f && *next_cc <= abs;
+		uint64_t due = cc ? *next_cc : abs;
+
+		if (ew.running) {
+			int r = vp8_wait(due);
+
+			if (r < 0)
+				return -1;
+			if (r == 1) {
+				if (vp8_collect())
+					tx.fatal = true;
+				continue;
+			}
+		} else if (sleep_until(due)) {
 			return -1;
+		}
+		if (!cc)
+			return 0;
 		cc_sample(fd);
 		*next_cc += cfg.cc_interval_ms * 1000000ull;
 	}
-	return sleep_until(abs);
 }
 
 /* ---- main ------------------------------------------------------------ */
@@ -755,17 +1305,14 @@ int main(int argc, char **argv)
 	struct recfile rec = { 0 };
 	char kernel[128];
 	unsigned char *buf;
-	int64_t *late = NULL, *wake = NULL;
 	struct out_pkt *inst = NULL;
-	size_t nlate = 0, nwake = 0, n_ok = 0, n_eagain = 0, n_err = 0, sent_upto = 0;
-	size_t cap_late = 0, cap_wake = 0, ninst = 0, cap_inst = 0, seq = 0, sched_done = 0;
+	size_t ninst = 0, cap_inst = 0, sched_done = 0;
 	uint64_t start, next_cc, life_ns;
 	unsigned int cmsgs = 0, qlen = 0;
 	int fr = 0, sp = 0, pd = 0, lr = 0, ow = 0, ed = 0, nw = 0, fm = 0;
 	uint32_t cbr_payload = 0;
 	uint16_t flow_id;
 	int fd = -1, rc = 0;
-	bool fatal = false;
 
 	parse_args(argc, argv);
 	model_defaults(&m);
@@ -783,6 +1330,8 @@ int main(int argc, char **argv)
 		rc = sched_ekiga(&s, &m, cfg.seed);
 	else if (!strcmp(cfg.source, "cbr"))
 		rc = sched_cbr(&s, &m, cfg.transport, &cbr_payload);
+	else if (!strcmp(cfg.source, "vp8"))
+		rc = sched_vp8(&s, &m, cfg.seed);
 	else
 		rc = sched_trace(&s, cfg.trace_path, &m, life_ns,
 				 cfg.duration_s > 0 ? (uint64_t)llround(cfg.duration_s * 1e9) : 0);
@@ -918,12 +1467,22 @@ int main(int argc, char **argv)
 		rec_columns(&rec, "seq\tclass\tsize\tprio\tplanned_ns\tsent_ns\texpiry_ns\tresult");
 	}
 
+	tx.fd = fd;
+	tx.buf = buf;
+	tx.start = start;
+	tx.flow_id = flow_id;
+	tx.cmsgs = cmsgs;
+	tx.coded = s.coded;
+	tx.rec = &rec;
 	if (cfg.cc_log)
 		cc_open(start, kernel);
+	if (!strcmp(cfg.source, "vp8") &&
+	    (vp8_open(&m, start, kernel) || (!cfg.dry_run && vp8_thread_start(&m))))
+		tx.fatal = true;
 	if (cfg.notices)
 		notices_open(start, kernel);
 	next_cc = start;
-	for (size_t i = 0; i < s.n && !fatal; ) {
+	for (size_t i = 0; i < s.n && !tx.fatal; ) {
 		uint64_t t = s.p[i].t_ns;
 		size_t end = i;
 
@@ -931,90 +1490,25 @@ int main(int argc, char **argv)
 			break;
 		/* the receiver's requests so far decide this instant's frame */
 		if ((cfg.kf & KF_BIT(KF_RECEIVER)) && !cfg.dry_run && feedback_drain(fd) < 0)
-			fatal = true;
+			tx.fatal = true;
 		while (end < s.n && s.p[end].t_ns == t)
 			end++;
+		if (enc && !cfg.dry_run)
+			vp8_rate(fd, &m);
 		if (build_instant(&s, &m, i, end, &inst, &ninst, &cap_inst)) {
 			perror("sbpn-send");
-			fatal = true;
+			tx.fatal = true;
 			break;
 		}
 		sched_done = end;
 		i = end;
-		for (size_t o = 0; o < ninst; o++, seq++) {
-			const struct sched_pkt *p = &inst[o].p;
-			uint64_t planned = start + p->t_ns;
-			uint64_t expiry = p->lifetime_ns ? planned + p->lifetime_ns : 0;
-			struct sbpn_hdr h = { .seq = (uint32_t)seq, .cls = p->cls,
-					      .flow_id = flow_id, .expiry_ns = expiry };
-			uint64_t sent = 0;
-			const char *result = "dry";
-
-			if (s.coded && p->frame >= 0) {
-				h.frame = (uint16_t)p->frame;
-				h.pieces = (uint8_t)inst[o].pieces;
-				h.fi = SBPN_FI_FRAME | (p->key == 1 ? SBPN_FI_KEY : 0);
-			}
-			if (!cfg.dry_run) {
-				int r;
-
-				sent = now_ns();
-				h.sent_ns = sent;
-				hdr_encode(buf, &h);
-				/* a video frame's pieces name it: its index + 1 */
-				if (cfg.transport == TR_DCCP)
-					r = sbpn_send_frame(fd, buf, p->size, p->prio, expiry,
-							    p->frame >= 0 ? (uint32_t)p->frame + 1 : 0,
-							    cmsgs, MSG_DONTWAIT) < 0 ? -1 : 0;
-				else if (cfg.transport == TR_UDP)
-					r = send(fd, buf, p->size, MSG_DONTWAIT) < 0 ? -1 : 0;
-				else
-					r = tcp_send_all(fd, buf, p->size);
-				if (push_i64(&late, &nlate, &cap_late, (int64_t)(sent - planned)) ||
-				    (o == 0 && push_i64(&wake, &nwake, &cap_wake,
-							(int64_t)(sent - planned)))) {
-					perror("sbpn-send");
-					fatal = true;
-				}
-				if (r == 0) {
-					result = "ok";
-					n_ok++;
-				} else {
-					int e = errno;
-
-					result = errno_name(e);
-					if (e == EAGAIN)
-						n_eagain++;
-					else
-						n_err++;
-					if (e == EPIPE || e == ECONNRESET || e == ENOTCONN ||
-					    (e == EINTR && stop_signal)) {
-						fprintf(stderr, "sbpn-send: packet %zu: %s\n", seq, strerror(e));
-						fatal = true;
-					}
-				}
-			}
-			fprintf(rec.f, "%zu\t%s\t%u\t%u\t%llu\t%llu\t%llu\t%s", seq,
-				class_name(p->cls), p->size, p->prio,
-				(unsigned long long)planned, (unsigned long long)sent,
-				(unsigned long long)expiry, result);
-			if (s.coded && p->frame >= 0)
-				fprintf(rec.f, "\t%d\t%d", (int)p->frame, (int)p->key);
-			else if (s.coded)
-				fputs("\t-\t-", rec.f);
-			if (cfg.kf)
-				fprintf(rec.f, "\t%s", kf_why_name(inst[o].forced));
-			fputc('\n', rec.f);
-			sent_upto = seq + 1;
-			if (fatal)
-				break;
-		}
+		send_pkts(inst, ninst, true);
 		if ((notices.f || (cfg.kf & KF_BIT(KF_NOTICE))) && !cfg.dry_run &&
 		    notices_drain(fd, buf) < 0)
-			fatal = true;
+			tx.fatal = true;
 	}
 
-	if (!cfg.dry_run && !stop_signal && !fatal) {
+	if (!cfg.dry_run && !stop_signal && !tx.fatal) {
 		uint64_t end = now_ns() + cfg.linger_ms * 1000000ull;
 
 		if (cfg.transport == TR_UDP) {
@@ -1033,16 +1527,18 @@ int main(int argc, char **argv)
 			wait_until(fd, end, &next_cc);
 		}
 	}
+	vp8_thread_stop();
 	/* what expired while the queue drained during the linger */
-	if (notices.f && !stop_signal && !fatal && notices_drain(fd, buf) < 0)
-		fatal = true;
+	if (notices.f && !stop_signal && !tx.fatal && notices_drain(fd, buf) < 0)
+		tx.fatal = true;
 
-	sort_i64(late, nlate);
-	sort_i64(wake, nwake);
+	sort_i64(tx.late, tx.nlate);
+	sort_i64(tx.wake, tx.nwake);
 	/* with the loop, re-cut frames change the count: what was made, and
 	 * the schedule's rest */
-	rec_trailer(&rec, "packets", "%zu", cfg.kf ? seq + (s.n - sched_done) : s.n);
-	rec_trailer(&rec, "recorded", "%zu", sent_upto);
+	rec_trailer(&rec, "packets", "%zu", cfg.kf || !strcmp(cfg.source, "vp8") ?
+		    tx.seq + (s.n - sched_done) : s.n);
+	rec_trailer(&rec, "recorded", "%zu", tx.sent_upto);
 	if (cfg.kf) {
 		rec_trailer(&rec, "keyframes_forced_receiver", "%zu", kf.forced[KF_RECEIVER]);
 		rec_trailer(&rec, "keyframes_forced_notice", "%zu", kf.forced[KF_NOTICE]);
@@ -1054,16 +1550,16 @@ int main(int argc, char **argv)
 	if (!cfg.dry_run) {
 		struct sbpn_qstats q;
 
-		rec_trailer(&rec, "sent_ok", "%zu", n_ok);
-		rec_trailer(&rec, "eagain", "%zu", n_eagain);
-		rec_trailer(&rec, "errors", "%zu", n_err);
-		rec_trailer(&rec, "lateness_p50_ns", "%lld", (long long)quantile_sorted(late, nlate, 0.5));
-		rec_trailer(&rec, "lateness_p99_ns", "%lld", (long long)quantile_sorted(late, nlate, 0.99));
-		rec_trailer(&rec, "lateness_max_ns", "%lld", nlate ? (long long)late[nlate - 1] : 0LL);
+		rec_trailer(&rec, "sent_ok", "%zu", tx.n_ok);
+		rec_trailer(&rec, "eagain", "%zu", tx.n_eagain);
+		rec_trailer(&rec, "errors", "%zu", tx.n_err);
+		rec_trailer(&rec, "lateness_p50_ns", "%lld", (long long)quantile_sorted(tx.late, tx.nlate, 0.5));
+		rec_trailer(&rec, "lateness_p99_ns", "%lld", (long long)quantile_sorted(tx.late, tx.nlate, 0.99));
+		rec_trailer(&rec, "lateness_max_ns", "%lld", tx.nlate ? (long long)tx.late[tx.nlate - 1] : 0LL);
 		/* the first packet of each instant: how late the wake-up was */
-		rec_trailer(&rec, "wakeup_p50_ns", "%lld", (long long)quantile_sorted(wake, nwake, 0.5));
-		rec_trailer(&rec, "wakeup_p99_ns", "%lld", (long long)quantile_sorted(wake, nwake, 0.99));
-		rec_trailer(&rec, "wakeup_max_ns", "%lld", nwake ? (long long)wake[nwake - 1] : 0LL);
+		rec_trailer(&rec, "wakeup_p50_ns", "%lld", (long long)quantile_sorted(tx.wake, tx.nwake, 0.5));
+		rec_trailer(&rec, "wakeup_p99_ns", "%lld", (long long)quantile_sorted(tx.wake, tx.nwake, 0.99));
+		rec_trailer(&rec, "wakeup_max_ns", "%lld", tx.nwake ? (long long)tx.wake[tx.nwake - 1] : 0LL);
 		if (cfg.transport == TR_DCCP && sbpn_get_qstats(fd, &q) == 0) {
 			rec_trailer(&rec, "qpolicy_queued", "%llu", (unsigned long long)q.queued);
 			rec_trailer(&rec, "qpolicy_sent", "%llu", (unsigned long long)q.sent);
@@ -1079,22 +1575,24 @@ int main(int argc, char **argv)
 		}
 		fprintf(stderr, "sbpn-send: %s %s: %zu scheduled, %zu ok, %zu EAGAIN, %zu other errors; "
 			"lateness p50 %.1f us, p99 %.1f us, max %.1f us (wake-ups: p50 %.1f, p99 %.1f, max %.1f us)\n", cfg.flow,
-			transport_name(cfg.transport), s.n, n_ok, n_eagain, n_err,
-			quantile_sorted(late, nlate, 0.5) / 1e3,
-			quantile_sorted(late, nlate, 0.99) / 1e3,
-			nlate ? late[nlate - 1] / 1e3 : 0.0,
-			quantile_sorted(wake, nwake, 0.5) / 1e3, quantile_sorted(wake, nwake, 0.99) / 1e3,
-			nwake ? wake[nwake - 1] / 1e3 : 0.0);
+			transport_name(cfg.transport), s.n, tx.n_ok, tx.n_eagain, tx.n_err,
+			quantile_sorted(tx.late, tx.nlate, 0.5) / 1e3,
+			quantile_sorted(tx.late, tx.nlate, 0.99) / 1e3,
+			tx.nlate ? tx.late[tx.nlate - 1] / 1e3 : 0.0,
+			quantile_sorted(tx.wake, tx.nwake, 0.5) / 1e3, quantile_sorted(tx.wake, tx.nwake, 0.99) / 1e3,
+			tx.nwake ? tx.wake[tx.nwake - 1] / 1e3 : 0.0);
 	}
 	if (stop_signal)
 		rec_trailer(&rec, "interrupted", "%s", sigabbrev_np(stop_signal));
-	rc = stop_signal || fatal ? EXIT_RUNTIME : 0;
+	rc = stop_signal || tx.fatal ? EXIT_RUNTIME : 0;
 	if (!rc)
 		rec_trailer(&rec, "complete", "1");
 	if (rec_close(&rec)) {
 		fprintf(stderr, "sbpn-send: writing %s failed\n", cfg.out);
 		rc = EXIT_RUNTIME;
 	}
+	if (enc)
+		rc = vp8_close(rc);
 	if (cclog.f) {
 		if (!rc)
 			rec_trailer(&cclog, "complete", "1");
@@ -1118,8 +1616,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sbpn-send: stopped by SIG%s, records partial\n",
 			sigabbrev_np(stop_signal));
 	free(buf);
-	free(late);
-	free(wake);
+	free(tx.late);
+	free(tx.wake);
 	free(inst);
 	sched_free(&s);
 	return rc;

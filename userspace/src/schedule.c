@@ -55,6 +55,16 @@ void model_defaults(struct model *m)
 	m->cbr_interval_ms = 20;
 	m->video_gop = 0;		/* no coding dependencies */
 	m->keyframe_ratio = 5;		/* used only with video_gop > 0 */
+	m->vp8_width = 320;
+	m->vp8_height = 240;
+	m->vp8_layers = 1;
+	m->vp8_min_kbps = 30;
+	m->vp8_max_kbps = 1000;
+	m->vp8_start_kbps = 300;
+	m->vp8_cpu_used = -8;
+	m->vp8_ladder = true;
+	m->video_priority_t1 = 1;
+	m->video_priority_t2 = 1;
 	m->nphases = 3;
 	m->phase_active[0] = true;
 	m->phase_s[0] = 10;
@@ -94,6 +104,16 @@ static const struct key model_keys[] = {
 	KEY(cbr_interval_ms, K_REAL, 0.1, 60000),
 	KEY(video_gop, K_UINT, 0, 1000000),
 	KEY(keyframe_ratio, K_REAL, 1, 1000),
+	KEY(vp8_width, K_UINT, 32, 1920),
+	KEY(vp8_height, K_UINT, 32, 1088),
+	KEY(vp8_layers, K_UINT, 1, 3),
+	KEY(vp8_min_kbps, K_UINT, 1, 100000),
+	KEY(vp8_max_kbps, K_UINT, 1, 100000),
+	KEY(vp8_start_kbps, K_UINT, 1, 100000),
+	KEY(vp8_cpu_used, K_REAL, -16, 16),
+	KEY(vp8_ladder, K_BOOL, 0, 1),
+	KEY(video_priority_t1, K_UINT, 0, 4294967295.0),
+	KEY(video_priority_t2, K_UINT, 0, 4294967295.0),
 };
 
 static char *trim(char *s)
@@ -393,7 +413,22 @@ static int add_audio(struct schedule *s, const struct model *m, uint64_t t)
 			 (uint32_t)m->audio_priority, lifetime_ns_of(m));
 }
 
-int sched_ekiga(struct schedule *s, const struct model *m, uint64_t seed)
+/* The VP8 call's video at t: one placeholder, the capture's index as its frame. */
+static int add_capture(struct schedule *s, const struct model *m, uint64_t t, uint64_t *rng)
+{
+	(void)rng;
+	if (sched_add(s, t, SBPN_HDR_LEN, CLASS_VIDEO, (uint32_t)m->video_priority,
+		      lifetime_ns_of(m)))
+		return -1;
+	s->p[s->n - 1].frame = (int32_t)s->nframes++;
+	return 0;
+}
+
+/* Audio every audio_interval_ms and video every 1/video_fps s, each made by
+ * add_video; a coin orders the two when they fall due together. */
+static int sched_call(struct schedule *s, const struct model *m, uint64_t seed,
+		      int (*add_video)(struct schedule *, const struct model *, uint64_t,
+				       uint64_t *))
 {
 	uint64_t rng = seed, dur = (uint64_t)llround(m->duration_s * 1e9);
 	uint64_t ka = 0, kv = 0;
@@ -414,18 +449,37 @@ int sched_ekiga(struct schedule *s, const struct model *m, uint64_t seed)
 			rc = add_audio(s, m, ta);
 			ka++;
 		} else if (tv < ta) {
-			rc = add_frame(s, m, tv, &rng);
+			rc = add_video(s, m, tv, &rng);
 			kv++;
 		} else if (rng_next(&rng) & 1) {	/* same instant: coin */
-			rc = add_audio(s, m, ta) ?: add_frame(s, m, tv, &rng);
+			rc = add_audio(s, m, ta) ?: add_video(s, m, tv, &rng);
 			ka++, kv++;
 		} else {
-			rc = add_frame(s, m, tv, &rng) ?: add_audio(s, m, ta);
+			rc = add_video(s, m, tv, &rng) ?: add_audio(s, m, ta);
 			ka++, kv++;
 		}
 		if (rc)
 			return -1;
 	}
+	return 0;
+}
+
+int sched_ekiga(struct schedule *s, const struct model *m, uint64_t seed)
+{
+	return sched_call(s, m, seed, add_frame);
+}
+
+int sched_vp8(struct schedule *s, const struct model *m, uint64_t seed)
+{
+	if (m->vp8_min_kbps > m->vp8_max_kbps) {
+		fprintf(stderr, "model: vp8_min_kbps %llu is above vp8_max_kbps %llu\n",
+			(unsigned long long)m->vp8_min_kbps, (unsigned long long)m->vp8_max_kbps);
+		errno = EINVAL;
+		return -1;
+	}
+	if (sched_call(s, m, seed, add_capture))
+		return -1;
+	s->coded = true;
 	return 0;
 }
 

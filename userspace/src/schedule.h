@@ -37,6 +37,16 @@ struct model {
 	 * frame size unchanged (traffic.rst, "Coding dependencies"). */
 	uint64_t video_gop;
 	double keyframe_ratio;
+	/* The VP8 call (--source vp8; traffic.rst, "The VP8 call"): the
+	 * camera, the encoder's bounds and temporal layers, and the priority
+	 * of each layer above the base (video_priority is the base's and the
+	 * key frames'). */
+	uint64_t vp8_width, vp8_height;
+	uint64_t vp8_layers;
+	uint64_t vp8_min_kbps, vp8_max_kbps, vp8_start_kbps;
+	double vp8_cpu_used;
+	bool vp8_ladder;
+	uint64_t video_priority_t1, video_priority_t2;
 	int nphases;
 	bool phase_active[MODEL_MAX_PHASES];	/* talking+motion, else silence+still */
 	double phase_s[MODEL_MAX_PHASES];
@@ -73,6 +83,10 @@ int model_load(struct model *m, const char *path);
 bool model_active_at(const struct model *m, uint64_t t_ns);
 
 int sched_ekiga(struct schedule *s, const struct model *m, uint64_t seed);
+/* The VP8 call: the Ekiga model's audio, and one placeholder video packet
+ * (frame = capture index) per frame of the camera at video_fps, which the
+ * sender replaces by what the encoder makes of that capture. */
+int sched_vp8(struct schedule *s, const struct model *m, uint64_t seed);
 int sched_cbr(struct schedule *s, const struct model *m, enum transport tr,
 	      uint32_t *payload);
 /* Trace: '-' lifetime means default_lifetime_ns; stops at limit_ns if >0.

@@ -967,6 +967,17 @@ def python_binding_matches_the_header():
     check(len(want) >= 40 and not wrong, "; ".join(wrong) or f"only {len(want)} names")
 
 
+# ---- vp8-score: its tests live in vp8_score_test.py ------------------------
+
+import vp8_score_test  # noqa: E402 - beside this file
+results.extend(vp8_score_test.tests(TMP))
+
+# ---- sbpn-send --source vp8: its tests live in vp8_send_test.py --------------
+
+import vp8_send_test  # noqa: E402 - beside this file
+results.extend(vp8_send_test.tests(TMP))
+
+
 def main():
     if not (os.access(SEND, os.X_OK) and os.access(RECV, os.X_OK)):
         print("TAP version 13\n1..0 # SKIP not built")

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "keyframe.h"
+#include "records.h"
 
 #define MS 1000000ull
 static int failed, n;
@@ -23,7 +24,7 @@ static void report(int ok, const char *name)
 static void frame(struct kf_recv *r, int idx, int pieces_sent, int key, uint64_t t)
 {
 	for (int p = 0; p < pieces_sent; p++)
-		kf_recv_packet(r, (uint16_t)idx, 2, key, (uint64_t)idx * 100 * MS + 200 * MS, t);
+		kf_recv_packet(r, (uint16_t)idx, 2, key, 0, (uint64_t)idx * 100 * MS + 200 * MS, t);
 }
 
 static void sender_forces_next_frame_and_restarts_gop(void)
@@ -147,6 +148,39 @@ static void receiver_whole_frame_lost_and_repeat(void)
 	report(ok, "receiver_whole_frame_lost_and_repeat");
 }
 
+/* frames of 2 pieces with fi flags (temporal layers) */
+static void frame_fi(struct kf_recv *r, int idx, int pieces_sent, int key, unsigned int fi,
+		     uint64_t t)
+{
+	for (int p = 0; p < pieces_sent; p++)
+		kf_recv_packet(r, (uint16_t)idx, 2, key, fi, (uint64_t)idx * 100 * MS + 200 * MS, t);
+}
+
+static void receiver_droppable_frames_break_nothing(void)
+{
+	struct kf_recv r;
+	int64_t f = -1;
+	int ok = 1;
+
+	/* L1T2: even frames referenced, odd ones droppable */
+	kf_recv_init(&r, 2);
+	frame_fi(&r, 0, 2, 1, 0, 0);
+	frame_fi(&r, 1, 1, 0, SBPN_FI_DROPPABLE, 100 * MS);	/* a piece lost */
+	frame_fi(&r, 2, 2, 0, SBPN_FI_PREV_DROPPABLE, 200 * MS);
+	/* frame 3 never came; frame 4 says it was droppable */
+	frame_fi(&r, 4, 2, 0, SBPN_FI_PREV_DROPPABLE, 400 * MS);
+	frame_fi(&r, 5, 2, 0, SBPN_FI_DROPPABLE, 500 * MS);
+	CHECK(kf_recv_poll(&r, 1000 * MS, &f) == 0, "a droppable frame's loss asked for a key frame");
+	CHECK(r.judged == 6 && r.lost == 2 && r.undecodable == 2 && r.chain_ok,
+	      "judged %zu lost %zu undecodable %zu chain %d", r.judged, r.lost, r.undecodable,
+	      r.chain_ok);
+	/* a referenced frame lost whole (the next frame does not vouch for it) */
+	frame_fi(&r, 7, 2, 0, 0, 700 * MS);
+	CHECK(kf_recv_poll(&r, 1100 * MS, &f) == 1 && f == 6, "a lost reference not requested");
+	CHECK(!r.chain_ok, "the chain survived a lost reference");
+	report(ok, "receiver_droppable_frames_break_nothing");
+}
+
 static void sources_parse(void)
 {
 	unsigned int m;
@@ -170,12 +204,13 @@ static void sources_parse(void)
 
 int main(void)
 {
-	printf("TAP version 13\n1..6\n");
+	printf("TAP version 13\n1..7\n");
 	sender_forces_next_frame_and_restarts_gop();
 	sender_first_report_wins_and_keeps_trace_marks();
 	receiver_waits_the_reorder_window();
 	receiver_reordered_piece_is_no_loss();
 	receiver_whole_frame_lost_and_repeat();
+	receiver_droppable_frames_break_nothing();
 	sources_parse();
 	return failed ? 1 : 0;
 }
