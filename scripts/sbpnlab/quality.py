@@ -7,7 +7,14 @@ each P-frame's reference chain back to its key frame; ready_times() says
 when each decodable frame could be decoded; freezes() counts freezes by
 WebRTC's definition; p95() is a percentile in which a frame never
 rendered counts as later than any deadline; video_quality() gathers them
-per flow.
+per flow.  call_freezes() is freezes() over a whole call: the gap before
+the first render and after the last count as inter-frame delays too.
+
+The VP8 call (a real encoder whose frames name the frames they reference):
+decodable_refs() and ready_refs() follow those references; shown_frames()
+says which frames a receiver decoded by their deadlines (vp8-score decodes
+them and scores the screen); call_quality() gathers the per-flow metrics
+from the screen.
 
 Voice: the ITU-T G.107 (06/2015) E-model, r_factor() from its equations
 with the default values of its table 1, the delay impairment Id
@@ -101,8 +108,13 @@ def freezes(render_s):
     at least max(3 avg, avg + 150 ms), avg being the window's mean
     (rounded down to a whole ms, the current delay included); a freeze
     lasts the whole delay.  Returns (count, seconds)."""
-    delays = np.diff(np.asarray(render_s, dtype=float)) * 1000
-    window, count, total = [], 0, 0.0
+    return _freezes(np.diff(np.asarray(render_s, dtype=float)) * 1000, [])
+
+
+def _freezes(delays, window):
+    """WebRTC's freeze count and seconds over inter-frame delays (ms),
+    the moving window starting as window (delays, ms)."""
+    window, count, total = list(window), 0, 0.0
     for d in delays:
         window.append(d)
         if len(window) > FREEZE_WINDOW:
@@ -113,6 +125,26 @@ def freezes(render_s):
                 count += 1
                 total += d / 1000
     return count, total
+
+
+def call_freezes(render_s, start_s, end_s, interval_s):
+    """freezes() over a call from start_s to end_s (s) whose frames were
+    rendered at render_s, every s in it an inter-frame delay: the leading
+    gap (start_s to the first render, when there is one) and the trailing
+    gap (the last render to end_s) count as delays too.  The window
+    starts with FREEZE_MIN_SAMPLES delays of interval_s (the nominal frame
+    interval), as if frames had been rendered at that rate up to start_s,
+    so that a leading gap is judged like any other delay.  A call with no
+    render is one freeze as long as the call.  Returns (count, seconds)."""
+    r = np.sort(np.asarray(render_s, dtype=float))
+    if len(r) == 0:
+        return (1, end_s - start_s) if end_s > start_s else (0, 0.0)
+    delays = np.diff(r)
+    if r[0] > start_s:
+        delays = np.concatenate(([r[0] - start_s], delays))
+    if end_s > r[-1]:
+        delays = np.concatenate((delays, [end_s - r[-1]]))
+    return _freezes(delays * 1000, [interval_s * 1000] * FREEZE_MIN_SAMPLES)
 
 
 def p95(values, q=95):
@@ -135,10 +167,13 @@ def video_quality(planned, recv, expiry, frame=None, key=None, since=-math.inf):
     since (the warm-up's end; the reference chains run through the
     warm-up): decodable_frac (decodable frames over those scheduled),
     freezes, freeze_s_per_min (freeze seconds per minute of call: from
-    the first such frame to one frame interval after the last), and
-    frame_delay_p95_ms (ready time - planned over every frame, never
-    rendered = inf).  A frame is rendered at its deadline (or when ready,
-    if it has none): a receiver that plays out at a fixed delay."""
+    the first such frame to one frame interval after the last, with the
+    gaps before the first render and after the last counted as
+    call_freezes() does), and frame_delay_p95_ms (ready time - planned
+    over every frame, never rendered = inf).  A frame is rendered at its
+    deadline (or when ready, if it has none): a receiver that plays out
+    at a fixed delay, whose call runs on the same clock, from the first
+    frame's deadline to one frame interval after the last's."""
     f = frames(planned, recv, expiry, frame, key)
     ok = decodable(f["complete"], f["key"])
     ready = ready_times(f["arrival"], f["key"], ok)
@@ -149,15 +184,113 @@ def video_quality(planned, recv, expiry, frame=None, key=None, since=-math.inf):
                 "freeze_s_per_min": math.nan, "frame_delay_p95_ms": math.nan}
     shown = sel & ok
     render = np.where(np.isfinite(f["deadline"]), f["deadline"], ready)[shown]
-    count, seconds = freezes(np.sort(render))
     t = f["planned"][sel]
     step = float(np.median(np.diff(t))) if n > 1 else 0.0
     span = t[-1] - t[0] + step
+    # the call on the render clock: each frame's deadline (planned if none)
+    clock = np.where(np.isfinite(f["deadline"]), f["deadline"], f["planned"])[sel]
+    count, seconds = call_freezes(render, clock[0], clock[-1] + step, step)
     delay = np.where(ok, ready - f["planned"], np.inf)[sel]
     return {"decodable_frac": shown.sum() / n, "freezes": count,
             "freeze_s_per_min": seconds / (span / 60) if span > 0 else math.nan,
             "frame_delay_p95_ms": p95(delay) * 1000}
 
+
+
+# ---- the VP8 call: explicit references, and what was on screen ---------------
+
+def _check_refs(refs, i):
+    if not refs:
+        raise ValueError(f"frame {i}: not a key frame, and references nothing")
+    bad = [r for r in refs if not 0 <= r < i]
+    if bad:
+        raise ValueError(f"frame {i}: references {bad}, not earlier frames")
+
+
+def decodable_refs(complete, key, refs):
+    """Frame i (a capture index) is decodable when it is complete and a
+    key frame, or complete and every frame in refs[i] (earlier capture
+    indices) is decodable.  A capture not coded is not complete.  A frame
+    that is neither a key frame nor references anything, or references a
+    later frame, is a ValueError."""
+    out = np.zeros(len(complete), dtype=bool)
+    for i in range(len(complete)):
+        if complete[i] and not key[i]:
+            _check_refs(refs[i], i)
+        out[i] = bool(complete[i]) and (bool(key[i]) or all(out[r] for r in refs[i]))
+    return out
+
+
+def ready_refs(arrival, refs, ok):
+    """When each decodable frame (ok) could be decoded: the latest of its
+    own last piece's arrival and its references' ready times; NaN for a
+    frame that is not decodable."""
+    out = np.full(len(arrival), np.nan)
+    for i in range(len(arrival)):
+        if ok[i]:
+            out[i] = max([arrival[i]] + [out[r] for r in refs[i]])
+    return out
+
+
+def shown_frames(complete, key, refs, arrival, deadline):
+    """The frames a receiver that plays out at each frame's deadline
+    shows: decodable (decodable_refs()) with every reference shown, and
+    ready (ready_refs()) by its deadline.  With deadlines in capture
+    order every decodable frame is ready in time; the rule makes sure
+    that a frame shown never references one that was not, as a decoder
+    given only the shown frames needs.  Returns (shown, ready)."""
+    ok = decodable_refs(complete, key, refs)
+    ready = ready_refs(arrival, refs, ok)
+    shown = np.zeros(len(ok), dtype=bool)
+    for i in range(len(ok)):
+        shown[i] = (ok[i] and ready[i] <= deadline[i]
+                    and (bool(key[i]) or all(shown[r] for r in refs[i])))
+    return shown, ready
+
+
+def call_quality(capture_s, coded, key, shown, screen, psnr, ssim, playout_s, interval_s,
+                 since=-math.inf):
+    """The VP8 call's per-flow metrics over the capture slots at or after
+    since (the warm-up's end).  Arrays per capture index k = 0..N-1:
+    capture_s (s), coded, key, shown (shown_frames()), and the screen at
+    slot k as vp8-score saw it: screen (the capture index on screen, -1
+    for black), psnr and ssim.  Slot k is displayed at capture_s[k] +
+    playout_s, a frame rendered at its capture + playout_s; interval_s is
+    the camera's frame interval.
+      frames_shown_pct: frames shown over frames coded, captured after
+        the warm-up (%); coded_fps: frames coded per second of call;
+      freezes, freeze_s_per_min: call_freezes() over the renders, the
+        call running from the first slot's display to one interval after
+        the last's;
+      ssim_mean, psnr_mean: means over the slots;
+      frame_delay_p95_ms: p95() of the age of the picture on screen at
+        each slot (its display time - the shown frame's capture; inf for
+        black), Salsify's delay;
+      key_frames: key frames coded."""
+    capture_s = np.asarray(capture_s, dtype=float)
+    coded, key, shown = (np.asarray(x, dtype=bool) for x in (coded, key, shown))
+    screen = np.asarray(screen, dtype=int)
+    psnr, ssim = np.asarray(psnr, dtype=float), np.asarray(ssim, dtype=float)
+    sel = capture_s >= since
+    n = int(sel.sum())
+    if n == 0:
+        return dict.fromkeys(("frames_shown_pct", "coded_fps", "freezes", "freeze_s_per_min",
+                              "ssim_mean", "psnr_mean", "frame_delay_p95_ms", "key_frames"),
+                             math.nan)
+    t = capture_s[sel]
+    span = t[-1] - t[0] + interval_s
+    n_coded = int((coded & sel).sum())
+    count, seconds = call_freezes(capture_s[shown & sel] + playout_s, t[0] + playout_s,
+                                  t[-1] + interval_s + playout_s, interval_s)
+    age = np.where(screen >= 0, capture_s - capture_s[np.maximum(screen, 0)] + playout_s,
+                   np.inf)[sel]
+    return {"frames_shown_pct": (100 * float((shown & sel).sum()) / n_coded if n_coded
+                                 else math.nan),
+            "coded_fps": n_coded / float(span),
+            "freezes": count, "freeze_s_per_min": float(seconds / (span / 60)),
+            "ssim_mean": float(ssim[sel].mean()), "psnr_mean": float(psnr[sel].mean()),
+            "frame_delay_p95_ms": p95(age) * 1000,
+            "key_frames": int((key & coded & sel).sum())}
 
 # ---- voice: the ITU-T G.107 E-model ------------------------------------------
 

@@ -8,7 +8,8 @@ the VM with the host's python3.
 
 read(path, magic) -> Records(meta, columns, rows, trailer); rows are dicts
 of strings.  The same reader takes the CCID log, sbpn-bulk's records and
-link.log (magic= their format line); read_notices(path) the drop notices.
+link.log (magic= their format line); read_notices(path) the drop notices,
+read_frames(path) the VP8 call's frame records.
 A file of another format version is refused with the version found;
 malformed lines raise ValueError naming the file and line.
 read_comments(path) -> (meta, trailer) of a file that may be unfinished.
@@ -32,6 +33,10 @@ NOTICE_REASONS = ("expired", "predicted_late", "evicted", "ccid_err", "frame")
 TCP_FORMAT = "# sbpn-tcp 1"         # sbpn-bulk (Documentation/traffic.rst)
 TCP_COLUMNS = ["t_ns", "bytes_written", "bytes_acked", "rtt_us", "min_rtt_us", "cwnd",
                "retrans"]
+# the VP8 call's frames, one row per capture instant (sbpn-send --source vp8)
+FRAMES_FORMAT = "# sbpn-frames 1"
+FRAMES_COLUMNS = ["frame", "capture_ns", "status", "key", "layer", "refs", "bytes", "pieces",
+                  "width", "height", "target_kbps", "allowed_kbps", "q", "encode_us"]
 
 
 class Records:
@@ -90,6 +95,15 @@ def read_notices(path):
     r = read(path, magic=NOTICES_FORMAT)
     if r.columns != NOTICES_COLUMNS:
         raise ValueError(f"{path}: notices columns {r.columns}, expected {NOTICES_COLUMNS}")
+    return r
+
+
+def read_frames(path):
+    """The VP8 call's frame records (FRAMES_FORMAT): Records whose columns
+    are FRAMES_COLUMNS, else ValueError."""
+    r = read(path, magic=FRAMES_FORMAT)
+    if r.columns != FRAMES_COLUMNS:
+        raise ValueError(f"{path}: frames columns {r.columns}, expected {FRAMES_COLUMNS}")
     return r
 
 

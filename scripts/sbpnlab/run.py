@@ -187,6 +187,8 @@ def _media_argv(m, i, seed, duration, workdir):
     for f in ("model", "trace"):
         if f in m:
             send += [f"--{f}", m[f]]
+    if m["source"] == "vp8":
+        send += ["--frames", base + ".frames.rec", "--bitstream", base + ".ivf"]
     kf = keyframe_sources(m)
     if kf:
         send += ["--keyframe-on-loss", ",".join(kf)]
@@ -478,6 +480,12 @@ def _collect(spec, run_dir, meta, procs):
             if head.get("start_ns", "").isdigit():
                 entry["start_offset_s"] = round((int(head["start_ns"]) - meta["t0_ns"]) / 1e9,
                                                 3)
+        if m["source"] == "vp8":
+            path = base + ".frames.rec"
+            frames = records.read_comments(path)[1] if os.path.exists(path) else {}
+            if frames.get("complete") != "1" or not os.path.exists(base + ".ivf"):
+                problems.append(f"media-{m['name']}.frames.rec or .ivf is missing or "
+                                "not complete")
         meta["media"][m["name"]] = entry
         q = {k: v for k, v in entry.get("send", {}).items() if k.startswith("qpolicy_")}
         # The drop notices the sender read, next to the counters they must

@@ -131,12 +131,13 @@ def model_gop(path):
 
 def coded(media):
     """Whether a checked media flow can have coding dependencies, which the
-    key-frame loop needs: a trace (its key marks), or a model whose
-    video_gop > 0 (the built-in model's is 0)."""
-    return "trace" in media or ("model" in media and model_gop(media["model"]) > 0)
+    key-frame loop needs: a VP8 encoder's video, a trace (its key marks),
+    or a model whose video_gop > 0 (the built-in model's is 0)."""
+    return (media.get("source") == "vp8" or "trace" in media or
+            ("model" in media and model_gop(media["model"]) > 0))
 
 
-KEYFRAME_NEEDS = ("a model with video_gop > 0 (model = "
+KEYFRAME_NEEDS = ("source = \"vp8\", a model with video_gop > 0 (model = "
                   "\"../../userspace/models/ekiga-gop.model\") or a trace: the key-frame "
                   "loop needs coding dependencies")
 
@@ -382,7 +383,7 @@ def _check_media(c, entries, duration, base):
                        "keyframe_on_loss"})
         e = {
             "name": c.string(m, k + ("name",), f"flow{i}"),
-            "source": c.choice(m, k + ("source",), "ekiga", ("ekiga", "cbr", "trace")),
+            "source": c.choice(m, k + ("source",), "ekiga", ("ekiga", "cbr", "trace", "vp8")),
             "transport": c.choice(m, k + ("transport",), "dccp", ("dccp", "udp", "tcp")),
             "policy": c.choice(m, k + ("policy",), "simple", POLICIES),
             "ccid": c.choice(m, k + ("ccid",), 3, (2, 3)),

@@ -24,7 +24,7 @@ import os
 import numpy as np
 from scipy import stats as scipy_stats
 
-from . import RESULTS_FORMAT, quality, records
+from . import RESULTS_FORMAT, quality, records, vp8call
 from .scenario import flow_label, parse_rate, setting_of
 
 CLASSES = ("audio", "video")
@@ -695,6 +695,9 @@ def run_metrics(run, buffer_s):
             row[f"audio.level{lv}"] = (levels == lv).mean() if len(levels) else math.nan
         row["audio.acceptable"] = row["audio.level0"] + row["audio.level1"]
         row.update(quality_metrics(flow, warm))
+        if os.path.exists(vp8call.paths(run.dir, name)["frames"]):
+            row.update({f"vp8.{k}": v for k, v in vp8call.flow_metrics(
+                run.dir, name, flow, run.t0_ns, flow.start + warm).items()})
         late = (flow.sent - flow.planned)[flow.planned >= flow.start + warm]
         row["send_late_p99_ms"] = (float(np.percentile(late, 99)) * 1000 if len(late)
                                    else math.nan)
