@@ -75,18 +75,18 @@ inputs:
 
 # $(call dccp_modules,DIR,KBUILD-ARGS[,KDIR[,PATCHES]]): assemble DIR/tree
 # (from the series in PATCHES, default patches/) and build the DCCP modules
-# from it into DIR/modules, against KDIR (default: Debian's headers, which
-# the target's env file names).  The kernel ABI is only known once the
-# inputs exist, so kbuild runs in a recursive make that reads it from there;
-# for 7.3 in the target's Debian 13 root (KROOT, scripts/in-root.sh), whose
-# make then knows nothing of ours (-j1 there); 7.3's modules are then
-# checked for a carried function bound to the kernel's own (carry.py
-# --check).
+# from it into DIR/modules, against KDIR (default: Debian's headers,
+# unpacked in the cache, which the target's env file names).  The kernel
+# ABI is only known once the inputs exist, so kbuild runs in a recursive
+# make that reads it from there; for 7.3 in the target's Debian 13 root
+# (KROOT, scripts/in-root.sh), whose make then knows nothing of ours (-j1
+# there); 7.3's modules are then checked for a carried function bound to
+# the kernel's own (carry.py --check).
 define dccp_modules
 	@BUILD=$(1) $(if $(4),PATCHES=$(4)) scripts/build-tree.sh
 	@. $(ENV) && mk='$(MAKE)' && \
 	if [ -n "$${KROOT:-}" ]; then mk="scripts/in-root.sh $$KROOT make -j1"; fi && \
-	$$mk --no-print-directory -C $(or $(3),$${KDIR:-/lib/modules/$$ABI/build}) \
+	$$mk --no-print-directory -C $(or $(3),$$KDIR) \
 		$(call dccp_kbuild_args,$(1)/tree) SBPN_VERSION=$(SBPN_VERSION) $(2) modules
 	@mkdir -p $(1)/modules
 	@for m in $(DCCP_MODULES); do cp -p $(1)/tree/net/dccp/$$m.ko $(1)/modules/; done

@@ -81,8 +81,8 @@ ARCHIVES=$ROOT/build/dkms/apt-$RELEASE
 UPPER=$OUT/upper
 WORK=$OUT/work
 MERGED=$OUT/root
-# The target's headers: the cached .deb (7.3's inputs keep it), else the
-# archive's, of the image's version.
+# The target's headers: the cached .deb (the kernel inputs keep it), else
+# the archive's, of the image's version.
 HEADERS_DEB=$(find "$CACHE/$ABI/debs" -name "linux-headers-${ABI}_*.deb" 2>/dev/null | head -n1)
 
 # One run at a time (they share the roots and apt's downloads).

@@ -5,7 +5,9 @@
 # make, QEMU (TCG, or KVM where it works), the tools the guest borrows from the host's root
 # filesystem (ip, tc, python3 come over 9p), libnl-3 for dccp-qstat, libvpx
 # for the VP8 call (sbpn-send --source vp8, vp8-score), what
-# a kernel build needs (the debug tier), clang with libFuzzer (make fuzz),
+# kernel builds need (the debug tier's kernel; pahole, which 6.12's module
+# builds run: the kernel headers are unpacked, not installed, and bring
+# none of their dependencies), clang with libFuzzer (make fuzz),
 # docutils (the Documentation/ check), debootstrap (the Debian roots of the
 # 7.3 build and of make dkms-install-check) and what builds the DKMS
 # package (make dkms-deb: dpkg-buildpackage, debhelper, dh_dkms; dkms
@@ -41,7 +43,7 @@ COMMON=(
 	iproute2 ethtool procps
 	libnl-3-dev libvpx-dev
 	python3-venv python3-docutils
-	flex bison libelf-dev
+	flex bison libelf-dev pahole
 	clang
 	debootstrap
 	dpkg-dev debhelper dh-dkms

@@ -8,10 +8,14 @@
 # Debian 13's newest kernel (trixie-backports, without DCCP), has inputs of
 # another kind: scripts/kernel-inputs-7x.sh fetches them.
 #
-#   /lib/modules/$ABI/build          headers, installed with apt (Debian 13's
-#                                    packages install them under /usr/lib/modules,
-#                                    the same directory on a merged-/usr host;
-#                                    KDIR in $KVER.env names the one found)
+#   $CACHE/$ABI/headers/             linux-headers-$ABI, its -common package
+#                                    and linux-kbuild unpacked as they would
+#                                    be installed (usr/src/linux-headers-*,
+#                                    usr/lib/linux-kbuild-*), their links and
+#                                    the Makefile's include of -common made
+#                                    relative, so that kbuild runs from the
+#                                    cache alone; KDIR in $KVER.env is its
+#                                    usr/src/linux-headers-$ABI
 #   $CACHE/$ABI/image/               linux-image-$ABI-unsigned unpacked (vmlinuz,
 #                                    modules, modules.dep made by depmod -b);
 #                                    lib/modules/$ABI whether the package put
@@ -23,7 +27,8 @@
 #                                    errqueue headers, dccp.rst,
 #                                    checkpatch and the kselftest harness
 #   $CACHE/$ABI/debs/                the downloaded .debs (kept for a full
-#                                    kernel build by the debug tier)
+#                                    kernel build by the debug tier, and the
+#                                    headers' for make dkms-install-check)
 #   $CACHE/$KVER.env                 KVER=, ABI=, DEBVER= and KDIR= (the
 #                                    headers' build directory) of the set in use
 #
@@ -32,6 +37,9 @@
 # ABI is not in the archive, the one the target's meta-package depends on is
 # used instead, and we say so; an archive without a kernel of the target
 # (Debian 13's has no 6.1) stops with that.  A warm cache makes this a no-op.
+# Nothing is installed on the host: no kernel package, nothing in /boot or
+# /lib/modules (the headers of 6.12 depend on its image: installing them
+# would install a kernel that the boot loader then offers).
 
 set -euo pipefail
 
@@ -92,12 +100,13 @@ candidate() { # package -> candidate version or empty
 	apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ { if ($2 != "(none)") print $2 }'
 }
 
-headers() { # -> the build directory of linux-headers-$ABI, or nothing
-	local d
-	for d in /lib/modules /usr/lib/modules; do
-		[ -d "$d/$ABI/build" ] && { echo "$d/$ABI/build"; return; }
-	done
-	return 0
+in_archive() { # package version -> true if the archive has that version
+	apt-cache madison "$1" 2>/dev/null | awk -F' *[|] *' -v v="$2" '$2 == v { f = 1 } END { exit !f }'
+}
+
+headers() { # -> the build directory of the cached headers, or nothing
+	[ -f "$CACHE/$ABI/headers/.complete" ] || return 0
+	realpath "$CACHE/$ABI/headers/usr/src/linux-headers-$ABI"
 }
 
 warm() {
@@ -108,7 +117,7 @@ warm() {
 write_env() { # the target's env file, read by the build, the VM and the tests
 	local kdir
 	kdir=$(headers)
-	[ -n "$kdir" ] || die "linux-headers-$ABI gave no modules/$ABI/build directory"
+	[ -n "$kdir" ] || die "no headers of $ABI in $CACHE/$ABI/headers"
 	printf 'KVER=%s\nABI=%s\nDEBVER=%s\nKDIR=%s\n' "$KVER" "$ABI" "$DEBVER" "$kdir" \
 		>"$CACHE/$KVER.env.tmp"
 	mv "$CACHE/$KVER.env.tmp" "$CACHE/$KVER.env"
@@ -120,7 +129,7 @@ if warm; then
 	exit 0
 fi
 
-[ "$(id -u)" -eq 0 ] || die "need root to install linux-headers-$ABI (run as root)"
+[ "$(id -u)" -eq 0 ] || die "need root to update apt's package lists (run as root)"
 apt_update
 
 DEBVER=$(candidate "linux-image-$ABI-unsigned")
@@ -151,12 +160,6 @@ say "ABI $ABI, Debian version $DEBVER"
 dir=$CACHE/$ABI
 mkdir -p "$dir/debs"
 
-if [ -z "$(headers)" ]; then
-	say "installing linux-headers-$ABI=$DEBVER"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		"linux-headers-$ABI=$DEBVER" >/dev/null
-fi
-
 fetch() { # package version -> path of the .deb in debs/
 	local deb
 	deb=$(find "$dir/debs" -name "${1}_*.deb" | head -n1)
@@ -168,6 +171,60 @@ fetch() { # package version -> path of the .deb in debs/
 	[ -n "$deb" ] || die "download of $1=$2 failed"
 	echo "$deb"
 }
+
+# The headers: linux-headers-$ABI and the packages of its dependencies
+# that hold kernel files (linux-headers-*-common, linux-kbuild-*; the rest,
+# the compiler, pahole, linux-base and 6.12's linux-image, are tools or
+# not needed to build modules), unpacked into headers/ instead of
+# installed.  -common at the same version; linux-kbuild at the same one
+# where the archive still has it, else at its candidate, which must meet
+# the dependency.
+if [ ! -f "$dir/headers/.complete" ]; then
+	debs=("$(fetch "linux-headers-$ABI" "$DEBVER")")
+	while read -r name op want; do
+		ver=$DEBVER
+		in_archive "$name" "$ver" || ver=$(candidate "$name")
+		[ -n "$ver" ] || die "linux-headers-$ABI needs $name, which is not in the archive"
+		[ -z "$op" ] || dpkg --compare-versions "$ver" "$op" "$want" ||
+			die "linux-headers-$ABI needs $name ($op $want); the archive has $ver"
+		debs+=("$(fetch "$name" "$ver")")
+	done < <(dpkg-deb -f "${debs[0]}" Depends | tr ',' '\n' | grep -v '|' |
+		sed -n 's/^ *\(linux-\(headers\|kbuild\)-[^ ]*\)\( (\([<>=]*\) \([^)]*\))\)\{0,1\} *$/\1 \4 \5/p')
+	[ "${#debs[@]}" -ge 3 ] ||
+		die "linux-headers-$ABI depends on no -common and linux-kbuild package"
+	rm -rf "$dir/headers" "$dir/headers.tmp"
+	for deb in "${debs[@]}"; do
+		dpkg-deb -x "$deb" "$dir/headers.tmp"
+	done
+	# The packages' absolute links (modules/$ABI/build and source ->
+	# /usr/src/...) would lead out of the cache, to whatever the host has
+	# installed there, or nowhere: make each relative, to the cached file.
+	while IFS= read -r -d '' link; do
+		to=$(readlink "$link")
+		[ -e "$dir/headers.tmp$to" ] ||
+			die "${link#"$dir/headers.tmp"} leads to $to, which none of ${debs[*]##*/} has"
+		ln -sfn "$(realpath -ms --relative-to="$(dirname "$link")" "$dir/headers.tmp$to")" "$link"
+	done < <(find "$dir/headers.tmp" -type l -lname '/*' -print0)
+	# The flavour's Makefile includes -common's by its absolute path.
+	kdir=$dir/headers.tmp/usr/src/linux-headers-$ABI
+	[ -f "$kdir/Makefile" ] || die "linux-headers-$ABI has no usr/src/linux-headers-$ABI/Makefile"
+	sed -i 's|^include /usr/src/|include $(dir $(lastword $(MAKEFILE_LIST)))../|' "$kdir/Makefile"
+	! grep -n '/usr/src/' "$kdir/Makefile" >&2 ||
+		die "usr/src/linux-headers-$ABI/Makefile still names /usr/src (above)"
+	# The programs kbuild runs that installing the packages would have
+	# brought: the kernel's compiler, and pahole where linux-kbuild
+	# depends on it (scripts/host-deps.sh installs both).
+	progs=$(sed -n 's/^CC = .*[) ]\([a-z0-9+-]*gcc-[0-9]*\)$/\1/p' "$kdir/.kernelvariables" 2>/dev/null || true)
+	for deb in "${debs[@]}"; do
+		if dpkg-deb -f "$deb" Depends | grep -qw pahole; then progs+=" pahole"; fi
+	done
+	for p in $progs; do
+		command -v "$p" >/dev/null ||
+			die "building modules for Linux $ABI needs $p, which is not installed: run scripts/host-deps.sh"
+	done
+	touch "$dir/headers.tmp/.complete"
+	mv "$dir/headers.tmp" "$dir/headers"
+fi
 
 if [ ! -f "$dir/image/.complete" ]; then
 	deb=$(fetch "linux-image-$ABI-unsigned" "$DEBVER")
