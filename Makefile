@@ -123,11 +123,12 @@ check: all
 	@ALSO_KVERS='$(ALSO_KVERS)' scripts/check.sh
 
 # The contributor's loop.  check-host: every host test of make check, the
-# same list (check.sh --host): style and same-series on each target (so
-# the other targets' trees too), docs, userspace, fuzzing, the harness'
-# and the analysis' tests; no VM.  check-vm: the in-guest suites SUITES
-# (dccp sbpn stress traffic keyframe testbed competing; default all) in one
-# VM boot of this target, counted as make check counts them.
+# same list (check.sh --host): that fetching each target's kernel inputs
+# installs no kernel and leaves /boot alone, style and same-series on each
+# target (so the other targets' trees too), docs, userspace, fuzzing, the
+# harness' and the analysis' tests; no VM.  check-vm: the in-guest suites
+# SUITES (dccp sbpn stress traffic keyframe testbed competing; default all)
+# in one VM boot of this target, counted as make check counts them.
 check-host: userspace
 	@for k in $(ALSO_KVERS); do \
 		$(MAKE) --no-print-directory KVER=$$k ABI= headers || exit 1; \

@@ -11,7 +11,10 @@
 #                                    of 5 alone, in one VM boot of the
 #                                    target (make check-vm SUITES=...)
 #
-#   1. style: checkpatch --strict of each target on patches/ and kernel/;
+#   1. the kernel inputs of each target, fetched into a fresh cache,
+#      install no kernel package and leave /boot as it was, and modules
+#      build against their headers alone (scripts/tests/kernel_inputs_host.sh);
+#      style: checkpatch --strict of each target on patches/ and kernel/;
 #      the series made the same change on each target (same-series.sh);
 #      the series' selftests patch is what selftests/ gives
 #      (series-selftests.sh --check); docutils on Documentation/
@@ -125,6 +128,12 @@ count_step() { # label, command...
 # The host tier: every test that needs no VM, the one list that make check
 # and make check-host (--host) run.
 host_tests() {
+	echo "== kernel inputs (host): fetched with no kernel installed and /boot unchanged"
+	# shellcheck disable=SC2086	# the targets are words
+	KVERS=$(printf '%s\n' $KVER $ALSO_KVERS | grep -vxF 7.3 | tr '\n' ' ') \
+		scripts/tests/kernel_inputs_host.sh 2>&1 | tee "$LOG/kernel-inputs.log"
+	count_suite kernel-inputs "$LOG/kernel-inputs.log" "${PIPESTATUS[0]}"
+
 	for k in $KVER $ALSO_KVERS; do
 		count_step "style-$k" env KVER="$k" BUILD= scripts/style.sh
 	done
