@@ -17,7 +17,8 @@
 #      style: checkpatch --strict of each target on patches/ and kernel/;
 #      the series made the same change on each target (same-series.sh);
 #      the series' selftests patch is what selftests/ gives
-#      (series-selftests.sh --check); docutils on Documentation/
+#      (series-selftests.sh --check), whichever git's version wrote it;
+#      docutils on Documentation/
 #      (scripts/doccheck.py)
 #   2. userspace host tests (make -C userspace check), and libFuzzer on the
 #      model and trace parsers for FUZZ_SECONDS (default 20) each
@@ -139,6 +140,11 @@ host_tests() {
 	done
 	[ -z "$ALSO_KVERS" ] || count_step same-series env KVERS="$KVER $ALSO_KVERS" scripts/same-series.sh
 	count_step selftests-patch scripts/series-selftests.sh --check
+	# The same with a git whose default signature, its version, is not
+	# this host's (as Debian 12's and 13's gits differ): still the same.
+	count_step selftests-patch-other-git env GIT_CONFIG_COUNT=1 \
+		GIT_CONFIG_KEY_0=format.signature GIT_CONFIG_VALUE_0=0.0.0-another-git \
+		scripts/series-selftests.sh --check
 	count_step docs /usr/bin/python3 scripts/doccheck.py
 
 	echo "== userspace (host)"

@@ -22,7 +22,8 @@
 # with git am to the kernel source the build uses (scripts/target.sh),
 # then the patch committed on top with the date of the part's last patch,
 # so that the same inputs always give the same patch, whichever target's
-# source they were applied to.  Every other patch of the part is left as
+# source they were applied to and whichever git wrote it (no signature,
+# which would be git's version).  Every other patch of the part is left as
 # it is but for its Subject: line's count, the cover letter's prose too.
 
 set -euo pipefail
@@ -242,9 +243,11 @@ KVM the slowest take a few minutes.
 EOF
 
 # --zero-commit: the commit exists nowhere else, and its id would depend
-# on the target's source, which the patch does not
-git -C "$repo" format-patch -q --cover-letter --zero-commit --subject-prefix="$prefix" \
-	-o "$tmp/fp" "$start..HEAD"
+# on the target's source, which the patch does not; --no-signature: git's
+# default one is its version (2.39.5 on Debian 12, 2.47.3 on Debian 13),
+# which would make the patch depend on the host's git
+git -C "$repo" format-patch -q --cover-letter --zero-commit --no-signature \
+	--subject-prefix="$prefix" -o "$tmp/fp" "$start..HEAD"
 
 # -- into patches/ ------------------------------------------------------------
 
