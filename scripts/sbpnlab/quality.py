@@ -12,9 +12,10 @@ the first render and after the last count as inter-frame delays too.
 
 The VP8 call (a real encoder whose frames name the frames they reference):
 decodable_refs() and ready_refs() follow those references; shown_frames()
-says which frames a receiver decoded by their deadlines (vp8-score decodes
-them and scores the screen); call_quality() gathers the per-flow metrics
-from the screen.
+says which frames a receiver decoded and which of those it decoded by their
+deadlines and showed (vp8-score decodes the former, shows the latter and
+scores the screen); call_quality() gathers the per-flow metrics from the
+screen.
 
 Voice: the ITU-T G.107 (06/2015) E-model, r_factor() from its equations
 with the default values of its table 1, the delay impairment Id
@@ -232,20 +233,21 @@ def ready_refs(arrival, refs, ok):
     return out
 
 
-def shown_frames(complete, key, refs, arrival, deadline):
-    """The frames a receiver that plays out at each frame's deadline
-    shows: decodable (decodable_refs()) with every reference shown, and
-    ready (ready_refs()) by its deadline.  With deadlines in capture
-    order every decodable frame is ready in time; the rule makes sure
-    that a frame shown never references one that was not, as a decoder
-    given only the shown frames needs.  Returns (shown, ready)."""
-    ok = decodable_refs(complete, key, refs)
-    ready = ready_refs(arrival, refs, ok)
-    shown = np.zeros(len(ok), dtype=bool)
-    for i in range(len(ok)):
-        shown[i] = (ok[i] and ready[i] <= deadline[i]
-                    and (bool(key[i]) or all(shown[r] for r in refs[i])))
-    return shown, ready
+def shown_frames(key, refs, arrival, deadline):
+    """What a receiver that plays out each frame at its deadline decodes
+    and shows, from each frame's last piece's arrival (NaN when a piece
+    was lost or the capture was not coded).  It decodes every decodable
+    frame (decodable_refs(), a frame complete when all its pieces
+    arrived, however late), and shows those ready (ready_refs()) by their
+    deadline: a frame that came too late to be shown is still decoded, so
+    the frames that reference it are shown if they and it arrived by
+    their deadline.  Returns (decoded, shown, ready)."""
+    arrival = np.asarray(arrival, dtype=float)
+    decoded = decodable_refs(~np.isnan(arrival), key, refs)
+    ready = ready_refs(arrival, refs, decoded)
+    with np.errstate(invalid="ignore"):
+        shown = decoded & (ready <= np.asarray(deadline, dtype=float))
+    return decoded, shown, ready
 
 
 def call_quality(capture_s, coded, key, shown, screen, psnr, ssim, playout_s, interval_s,

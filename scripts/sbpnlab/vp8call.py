@@ -3,13 +3,15 @@
 
 Reads the flow's frame records (<base>.frames.rec, records.read_frames())
 and joins them with its packets (a stats.MediaFlow: the sender's and the
-receiver's records), decides which frames were shown
-(quality.shown_frames()), has vp8-score decode those from <base>.ivf and
-score the screen against the camera, and gathers the metrics
-(quality.call_quality(); Documentation/statistics.rst, "The VP8 call").
-vp8-score's output is kept as <base>.screen.tsv and reused while it is
-newer than its inputs and shows what the records say was shown.
-<base> is the run directory's media-<flow>.
+receiver's records), decides which frames were decoded and which of those
+shown (quality.shown_frames()), has vp8-score decode the former from
+<base>.ivf, put the latter on screen and score the screen against the
+camera, and gathers the metrics (quality.call_quality();
+Documentation/statistics.rst, "The VP8 call").  vp8-score's output, under
+a line naming the frames decoded but not shown, is kept as
+<base>.screen.tsv and reused while it is newer than its inputs and was
+made from the frames the records say were decoded and shown.  <base> is
+the run directory's media-<flow>.
 """
 import math
 import os
@@ -22,6 +24,7 @@ from . import quality, records
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VP8_SCORE = os.path.join(ROOT, "userspace", "bin", "vp8-score")
 SCREEN_COLUMNS = ["slot", "shown", "psnr_y", "ssim_y"]
+HIDDEN = "# decoded, not shown:"
 
 
 def paths(run_dir, name):
@@ -66,10 +69,10 @@ def frame_table(rec, t0_ns):
 
 def frame_arrivals(flow, table):
     """Per capture index, from the flow's video packets (flow.frame is the
-    capture index): complete (every piece by the deadline), arrival (the
-    last piece's, NaN if one is missing) and deadline (the earliest
-    expiry of its pieces).  ValueError when a coded frame's packets are
-    not its pieces, or a frame not coded has packets."""
+    capture index): arrival (the last piece's, NaN if one is missing or
+    the capture was not coded) and deadline (the earliest expiry of its
+    pieces).  ValueError when a coded frame's packets are not its pieces,
+    or a frame not coded has packets."""
     n = len(table["coded"])
     v = flow.cls == "video"
     idx, recv, expiry = flow.frame[v], flow.recv[v], flow.expiry[v]
@@ -88,51 +91,62 @@ def frame_arrivals(flow, table):
     arrival = np.full(n, -np.inf)
     np.maximum.at(arrival, idx, np.where(np.isnan(recv), -np.inf, recv))
     arrival[lost | ~table["coded"]] = np.nan
-    with np.errstate(invalid="ignore"):
-        complete = table["coded"] & (arrival <= deadline)
-    return complete, arrival, deadline
+    return arrival, deadline
 
 
 def read_screen(path, n):
-    """vp8-score's rows: (screen, psnr, ssim) arrays of n slots; ValueError
-    if the file is not that."""
+    """A kept screen: (screen, psnr, ssim) arrays of n slots (vp8-score's
+    rows) and the frames decoded but not shown (a list, from the line
+    above them); ValueError if the file is not that."""
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines()
-    if not lines or lines[0].split("\t") != SCREEN_COLUMNS:
-        raise ValueError(f"{path}: not vp8-score's output")
-    rows = [line.split("\t") for line in lines[1:]]
+    if (len(lines) < 2 or not lines[0].startswith(HIDDEN)
+            or lines[1].split("\t") != SCREEN_COLUMNS):
+        raise ValueError(f"{path}: not a screen kept from vp8-score")
+    hidden = [int(x) for x in lines[0][len(HIDDEN):].split()]
+    rows = [line.split("\t") for line in lines[2:]]
     if len(rows) != n or any(len(r) != 4 or int(r[0]) != k for k, r in enumerate(rows)):
         raise ValueError(f"{path}: expected slots 0..{n - 1}")
     return (np.array([-1 if r[1] == "-" else int(r[1]) for r in rows]),
-            np.array([float(r[2]) for r in rows]), np.array([float(r[3]) for r in rows]))
+            np.array([float(r[2]) for r in rows]), np.array([float(r[3]) for r in rows]),
+            hidden)
 
 
-def screen(p, meta, shown, score_bin=VP8_SCORE):
+def screen(p, meta, decoded, shown, score_bin=VP8_SCORE):
     """(screen, psnr, ssim) per slot: <screen> if it is newer than every
-    input and shows exactly the frames shown, else vp8-score's, kept
-    there."""
+    input and was made from the frames decoded and shown (the frames on
+    it are those shown, its first line names the others decoded), else
+    vp8-score's, kept there."""
     n = len(shown)
-    want = set(np.flatnonzero(shown).tolist())
+    lists = {"decode": np.flatnonzero(decoded).tolist(), "show": np.flatnonzero(shown).tolist()}
+    hidden = sorted(set(lists["decode"]) - set(lists["show"]))
     inputs = [p["frames"], p["ivf"], p["send"], p["recv"], score_bin]
     try:
         if os.path.getmtime(p["screen"]) > max(os.path.getmtime(x) for x in inputs):
-            got = read_screen(p["screen"], n)
-            if set(got[0][got[0] >= 0].tolist()) == want:
-                return got
+            *got, was_hidden = read_screen(p["screen"], n)
+            if sorted(set(got[0][got[0] >= 0].tolist())) == lists["show"] \
+                    and was_hidden == hidden:
+                return tuple(got)
     except (OSError, ValueError):
         pass
-    show, tmp = p["screen"] + ".show", p["screen"] + ".tmp"
-    with open(show, "w", encoding="utf-8") as f:
-        f.write("".join(f"{i}\n" for i in sorted(want)))
-    cmd = [score_bin, "--ivf", p["ivf"], "--show", show, "--frames", str(n),
-           "--fps", meta["fps"], "--width", meta["width"], "--height", meta["height"],
-           "--seed", meta["scene_seed"], "--out", tmp]
+    cmd = [score_bin, "--ivf", p["ivf"]]
+    for name, frames in lists.items():
+        path = f"{p['screen']}.{name}"
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("".join(f"{i}\n" for i in frames))
+        cmd += [f"--{name}", path]
+    cmd += ["--frames", str(n), "--fps", meta["fps"], "--width", meta["width"],
+            "--height", meta["height"], "--seed", meta["scene_seed"]]
     r = subprocess.run(cmd, capture_output=True, text=True)
-    os.remove(show)
+    for name in lists:
+        os.remove(f"{p['screen']}.{name}")
     if r.returncode:
         raise ValueError(f"{' '.join(cmd)}: exit {r.returncode}: {r.stderr.strip()}")
+    tmp = p["screen"] + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(" ".join([HIDDEN, *map(str, hidden)]) + "\n" + r.stdout)
     os.replace(tmp, p["screen"])
-    return read_screen(p["screen"], n)
+    return read_screen(p["screen"], n)[:3]
 
 
 def flow_metrics(run_dir, name, flow, t0_ns, since, score_bin=VP8_SCORE):
@@ -149,9 +163,9 @@ def flow_metrics(run_dir, name, flow, t0_ns, since, score_bin=VP8_SCORE):
     if lifetime <= 0:
         raise ValueError(f"{name}: no lifetime_ns in the sender's records: no playout delay")
     table = frame_table(rec, t0_ns)
-    complete, arrival, deadline = frame_arrivals(flow, table)
-    shown, _ = quality.shown_frames(complete, table["key"], table["refs"], arrival, deadline)
-    on_screen, psnr, ssim = screen(p, rec.meta, shown, score_bin)
+    arrival, deadline = frame_arrivals(flow, table)
+    decoded, shown, _ = quality.shown_frames(table["key"], table["refs"], arrival, deadline)
+    on_screen, psnr, ssim = screen(p, rec.meta, decoded, shown, score_bin)
     fps = float(rec.meta["fps"])
     out = quality.call_quality(table["capture"], table["coded"], table["key"], shown,
                                on_screen, psnr, ssim, lifetime, 1 / fps, since)

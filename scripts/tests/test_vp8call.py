@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Host tests of the VP8 call's metrics: decodability by explicit
-references, freezes with the call's leading and trailing gaps, and whole
-calls scored end to end (sbpnlab.vp8call: the records, vp8-score on an IVF
-that libvpx made in the test, sbpnlab.quality.call_quality); KTAP output.
+references, the frames decoded and those shown, freezes with the call's
+leading and trailing gaps, and whole calls scored end to end
+(sbpnlab.vp8call: the records, vp8-score on an IVF that libvpx made in the
+test, sbpnlab.quality.call_quality); KTAP output.
 
 Every expected number is worked by hand in the comment above its check
 (Documentation/statistics.rst, "The VP8 call").  The end-to-end tests need
@@ -94,17 +95,51 @@ def references_are_checked():
 def shown_frames_wait_for_their_references():
     # Frames 0, 1, 2 (L1T2: 1 and 2 reference 0), deadlines 0.2, 0.3,
     # 0.4; 0 arrives at 0.15, 1 at 0.25, 2 at 0.1.  Ready: 0.15, 0.25,
-    # max(0.1, 0.15) = 0.15: all shown.  Frame 0 late (0.21 > 0.2): not
-    # complete, so neither 1 nor 2 is decodable.
+    # max(0.1, 0.15) = 0.15: all shown.
     deadline = np.array([.2, .3, .4])
-    shown, ready = quality.shown_frames([1, 1, 1], [1, 0, 0], [[], [0], [0]],
-                                        np.array([.15, .25, .1]), deadline)
-    check(list(shown) == [1, 1, 1] and list(ready) == [.15, .25, .15], f"{shown} {ready}")
+    decoded, shown, ready = quality.shown_frames([1, 0, 0], [[], [0], [0]],
+                                                 np.array([.15, .25, .1]), deadline)
+    check(list(decoded) == list(shown) == [1, 1, 1] and list(ready) == [.15, .25, .15],
+          f"{decoded} {shown} {ready}")
     # Deadlines out of capture order (0.5 for frame 0, 0.3 for 1): 1 is
-    # complete at 0.25 but its reference is ready at 0.45 > 0.3: not shown.
-    shown, ready = quality.shown_frames([1, 1], [1, 0], [[], [0]], np.array([.45, .25]),
-                                        np.array([.5, .3]))
-    check(list(shown) == [1, 0] and ready[1] == .45, f"late reference: {shown} {ready}")
+    # complete at 0.25 but its reference is ready at 0.45 > 0.3: decoded,
+    # not shown.
+    decoded, shown, ready = quality.shown_frames([1, 0], [[], [0]], np.array([.45, .25]),
+                                                 np.array([.5, .3]))
+    check(list(decoded) == [1, 1] and list(shown) == [1, 0] and ready[1] == .45,
+          f"late reference: {decoded} {shown} {ready}")
+
+
+@test
+def a_late_reference_is_decoded_for_the_frames_after_it():
+    # L1T2 frames 0..4 captured at 0, 0.1, .. 0.4, deadlines capture + 0.2;
+    # each arrives 0.05 after capture but layer-0 frame 2 (referenced by 3
+    # and 4), complete at 0.45: after its own deadline 0.4, before 3's 0.5.
+    # Decoded: all.  Ready: 0.05, 0.15, 0.45, max(0.35, 0.45), max(0.45,
+    # 0.45).  Shown: 2 is not (0.45 > 0.4), 3 and 4 are (0.45 <= 0.5,
+    # 0.6): the receiver decoded 2, only too late to show it.  With 2's
+    # references to be shown, or its pieces to arrive by its deadline to
+    # count, 3 and 4 would not be shown.
+    refs, key = l1t2(5), [1, 0, 0, 0, 0]
+    deadline = np.arange(5) / 10 + 0.2
+    arrival = np.arange(5) / 10 + 0.05
+    arrival[2] = 0.45
+    decoded, shown, ready = quality.shown_frames(key, refs, arrival, deadline)
+    check(list(decoded) == [1] * 5 and list(shown) == [1, 1, 0, 1, 1],
+          f"late frame 2: decoded {list(decoded)} shown {list(shown)}")
+    close(ready[3], 0.45, 1e-12, "ready 3")
+    # 2 complete at 0.55, after 3's deadline too: 3 is not shown (ready
+    # 0.55 > 0.5), 4 is (0.55 <= 0.6)
+    arrival[2] = 0.55
+    decoded, shown, _ = quality.shown_frames(key, refs, arrival, deadline)
+    check(list(decoded) == [1] * 5 and list(shown) == [1, 1, 0, 0, 1],
+          f"later frame 2: decoded {list(decoded)} shown {list(shown)}")
+    # 2 lost (a piece never arrived): neither it nor 3 and 4, which
+    # reference it, is decoded; 1 references 0 and is
+    arrival[2] = math.nan
+    decoded, shown, _ = quality.shown_frames(key, refs, arrival, deadline)
+    check(list(decoded) == list(shown) == [1, 1, 0, 0, 0],
+          f"lost frame 2: decoded {list(decoded)} shown {list(shown)}")
 
 
 # ---- freezes over the whole call ---------------------------------------------------
@@ -250,6 +285,9 @@ CALLS = {
     "layer0_lost": lambda n: None if n == 20 else 0.05,
     # layer-1 frames 13, 15, 17 late (0.3 s > the 0.2 s lifetime)
     "late": lambda n: 0.3 if n in (13, 15, 17) else 0.05,
+    # layer-0 frame 20 late (0.25 s), before 21's deadline (0.3 s after
+    # 20's capture): decoded, not shown; 21 and 22, which reference it, shown
+    "late_base": lambda n: 0.25 if n == 20 else 0.05,
     "blank": lambda n: None,
 }
 _calls = {}
@@ -292,6 +330,24 @@ def a_blank_call_scores_worst_and_a_whole_one_best():
 
 
 @test
+def a_late_base_frame_is_decoded_not_shown():
+    # Frame 20 (layer 0) is the only one not shown: 34 of the 35 frames
+    # after the warm-up.  Slot 20 holds frame 19; every other slot is the
+    # whole call's, as 21.. were decoded against frame 20 (had vp8-score
+    # not decoded 20 they would be decoded against 18, and look wrong).
+    q = calls()["late_base"]
+    close(q["frames_shown_pct"], 100 * 34 / 35, 1e-9, "late_base frames_shown_pct")
+    late, whole = (vp8call.read_screen(vp8call.paths(os.path.join(TMP, name), "video")["screen"],
+                                       K) for name in ("late_base", "all"))
+    check(late[3] == [20] and whole[3] == [], f"decoded, not shown: {late[3]}, {whole[3]}")
+    check(late[0][20] == 19 and late[1][20] < whole[1][20], f"slot 20: {late[0][20]}")
+    for k in (*range(20), *range(21, K)):
+        check(late[0][k] == whole[0][k] and late[1][k] == whole[1][k]
+              and late[2][k] == whole[2][k], f"slot {k}: {[x[k] for x in late[:3]]}, "
+              f"whole call {[x[k] for x in whole[:3]]}")
+
+
+@test
 def screen_is_cached_until_an_input_changes():
     d, flow = make_call("cache", lambda n: 0.05)
     p = vp8call.paths(d, "video")
@@ -309,9 +365,27 @@ def screen_is_cached_until_an_input_changes():
     check(os.path.getmtime(p["screen"]) != 2e9, "a stale screen.tsv was reused")
     # a screen that does not show what the records say: made again
     with open(p["screen"], "w") as f:
-        f.write("slot\tshown\tpsnr_y\tssim_y\n" + "".join(f"{k}\t-\t1\t0\n" for k in range(K)))
+        f.write(vp8call.HIDDEN + "\nslot\tshown\tpsnr_y\tssim_y\n"
+                + "".join(f"{k}\t-\t1\t0\n" for k in range(K)))
     q = vp8call.flow_metrics(d, "video", flow, T0, -INF)
     check(q["frames_shown_pct"] == 100 and q["ssim_mean"] > 0.9, f"wrong cache kept {q}")
+    # the same frames shown, but made without decoding the late frame 20
+    # (its first line naming none decoded and not shown): made again
+    d, flow = make_call("cache-late", CALLS["late_base"])
+    p = vp8call.paths(d, "video")
+    vp8call.flow_metrics(d, "video", flow, T0, -INF)
+    with open(p["screen"]) as f:
+        first, rest = f.read().split("\n", 1)
+    check(first == vp8call.HIDDEN + " 20", f"first line {first!r}")
+    with open(p["screen"], "w") as f:
+        f.write(vp8call.HIDDEN + "\n" + rest)
+    os.utime(p["screen"], (2e9, 2e9))
+    for x in ("frames", "ivf", "send", "recv"):
+        os.utime(p[x], (1e9, 1e9))
+    vp8call.flow_metrics(d, "video", flow, T0, -INF)
+    check(os.path.getmtime(p["screen"]) != 2e9, "a screen made from other frames decoded kept")
+    with open(p["screen"]) as f:
+        check(f.readline() == vp8call.HIDDEN + " 20\n", "not remade with frame 20 decoded")
 
 
 @test

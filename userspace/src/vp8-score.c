@@ -3,16 +3,19 @@
  * vp8-score - what a viewer of the VP8 call saw, slot by slot, scored
  * against the camera (Documentation/statistics.rst, "The VP8 call").
  *
- *   vp8-score --ivf FILE --show FILE --frames N --fps F --width W --height H
- *             --seed S [--out FILE]
+ *   vp8-score --ivf FILE --show FILE [--decode FILE] --frames N --fps F
+ *             --width W --height H --seed S [--out FILE]
  *
- * --show lists the capture indices of the frames the receiver decoded in
- * time, one a line, increasing.  Those frames, and only those, are decoded
- * from the sender's IVF in order (every shown frame's references were
- * shown, so the decoder's state is the sender's).  At capture slot k the
- * screen holds the newest decoded frame with index <= k, scaled to W x H if
- * it was coded smaller, or black before the first; its luma is scored
- * against picture_draw(k): PSNR (dB, 100 when identical) and SSIM.
+ * --decode lists the capture indices of the frames the receiver decoded,
+ * one a line, increasing; --show those of the frames it showed (decoded in
+ * time), a subset of them; without --decode the frames shown are the frames
+ * decoded.  The frames decoded, and only those, are decoded from the
+ * sender's IVF in order (every decoded frame's references were decoded, so
+ * the decoder's state is the sender's).  At capture slot k the screen holds
+ * the newest shown frame with index <= k, scaled to W x H if it was coded
+ * smaller, or black before the first: a frame decoded but not shown never
+ * goes on screen.  Its luma is scored against picture_draw(k): PSNR (dB,
+ * 100 when identical) and SSIM.
  * Output: a TSV, slot shown psnr_y ssim_y, "-" for a black screen.
  * Exit 2 on bad input, 1 on a decoder error.
  */
@@ -106,8 +109,8 @@ static struct ivf_frame *ivf_index(FILE *f, const char *path, size_t *n)
 	return v;
 }
 
-/* The shown list: indices increasing, each < frames; *n their count. */
-static uint64_t *read_show(const char *path, uint64_t frames, size_t *n)
+/* A list of capture indices: increasing, each < frames; *n their count. */
+static uint64_t *read_list(const char *path, uint64_t frames, size_t *n)
 {
 	FILE *f = fopen(path, "r");
 	uint64_t *v = NULL;
@@ -241,8 +244,8 @@ static long long num(const char *opt, const char *s, long long lo, long long hi)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: %s --ivf FILE --show FILE --frames N --fps F --width W "
-		"--height H --seed S [--out FILE]\n", prog);
+	fprintf(stderr, "usage: %s --ivf FILE --show FILE [--decode FILE] --frames N --fps F "
+		"--width W --height H --seed S [--out FILE]\n", prog);
 	exit(2);
 }
 
@@ -251,6 +254,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "ivf", required_argument, NULL, 'i' },
 		{ "show", required_argument, NULL, 's' },
+		{ "decode", required_argument, NULL, 'd' },
 		{ "frames", required_argument, NULL, 'n' },
 		{ "fps", required_argument, NULL, 'f' },
 		{ "width", required_argument, NULL, 'w' },
@@ -259,14 +263,14 @@ int main(int argc, char **argv)
 		{ "out", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *ivf = NULL, *show_path = NULL, *out_path = NULL;
+	const char *ivf = NULL, *show_path = NULL, *dec_path = NULL, *out_path = NULL;
 	long long frames = -1, w = -1, h = -1;
 	unsigned long long seed = 0;
 	int have_seed = 0, o;
 	double fps = 0;
 	struct ivf_frame *idx;
-	uint64_t *show, k;
-	size_t nidx, nshow, si = 0, fi = 0;
+	uint64_t *show, *decode, k;
+	size_t nidx, nshow, ndec, si = 0, di = 0, fi = 0;
 	struct picture screen, cam, dec = { 0 };
 	vpx_codec_ctx_t codec;
 	uint8_t *buf = NULL;
@@ -278,6 +282,7 @@ int main(int argc, char **argv)
 		switch (o) {
 		case 'i': ivf = optarg; break;
 		case 's': show_path = optarg; break;
+		case 'd': dec_path = optarg; break;
 		case 'o': out_path = optarg; break;
 		case 'n': frames = num("frames", optarg, 1, 100000000); break;
 		case 'w': w = num("width", optarg, 16, 4096); break;
@@ -307,13 +312,27 @@ int main(int argc, char **argv)
 	if (!f)
 		die(2, "%s: %s", ivf, strerror(errno));
 	idx = ivf_index(f, ivf, &nidx);
-	show = read_show(show_path, frames, &nshow);
-	/* every shown index must be a frame of the IVF */
-	for (si = 0, fi = 0; si < nshow; si++) {
-		while (fi < nidx && idx[fi].pts < show[si])
+	show = read_list(show_path, frames, &nshow);
+	decode = show;
+	ndec = nshow;
+	if (dec_path) {
+		decode = read_list(dec_path, frames, &ndec);
+		/* every shown frame must be decoded */
+		for (si = 0, di = 0; si < nshow; si++) {
+			while (di < ndec && decode[di] < show[si])
+				di++;
+			if (di == ndec || decode[di] != show[si])
+				die(2, "%s: shown frame %" PRIu64 " is not in --decode %s",
+				    show_path, show[si], dec_path);
+		}
+	}
+	/* every decoded index must be a frame of the IVF */
+	for (di = 0, fi = 0; di < ndec; di++) {
+		while (fi < nidx && idx[fi].pts < decode[di])
 			fi++;
-		if (fi == nidx || idx[fi].pts != show[si])
-			die(2, "%s: shown frame %" PRIu64 " is not in %s", show_path, show[si], ivf);
+		if (fi == nidx || idx[fi].pts != decode[di])
+			die(2, "%s: %s frame %" PRIu64 " is not in %s", dec_path ?: show_path,
+			    dec_path ? "decoded" : "shown", decode[di], ivf);
 	}
 	if (picture_alloc(&screen, w, h) || picture_alloc(&cam, w, h))
 		die(1, "picture of %lldx%lld: %s", w, h, strerror(errno));
@@ -325,12 +344,12 @@ int main(int argc, char **argv)
 		die(2, "%s: %s", out_path, strerror(errno));
 	fprintf(out, "slot\tshown\tpsnr_y\tssim_y\n");
 
-	for (k = 0, si = 0, fi = 0; k < (uint64_t)frames; k++) {
-		for (; si < nshow && show[si] <= k; si++) {
+	for (k = 0, si = 0, di = 0, fi = 0; k < (uint64_t)frames; k++) {
+		for (; di < ndec && decode[di] <= k; di++) {
 			vpx_codec_iter_t it = NULL;
 			vpx_image_t *img;
 
-			while (idx[fi].pts != show[si])
+			while (idx[fi].pts != decode[di])
 				fi++;
 			buf = realloc(buf, idx[fi].len ? idx[fi].len : 1);
 			if (!buf)
@@ -339,8 +358,10 @@ int main(int argc, char **argv)
 			    fread(buf, 1, idx[fi].len, f) != idx[fi].len)
 				die(2, "%s: cannot read frame %" PRIu64, ivf, idx[fi].pts);
 			if (vpx_codec_decode(&codec, buf, idx[fi].len, NULL, 0))
-				die(1, "frame %" PRIu64 ": %s: %s", show[si], vpx_codec_error(&codec),
-				    vpx_codec_error_detail(&codec) ?: "");
+				die(1, "frame %" PRIu64 ": %s: %s", decode[di],
+				    vpx_codec_error(&codec), vpx_codec_error_detail(&codec) ?: "");
+			if (si == nshow || show[si] != decode[di])
+				continue;	/* decoded, not shown */
 			img = vpx_codec_get_frame(&codec, &it);
 			if (!img || img->fmt != VPX_IMG_FMT_I420)
 				die(1, "frame %" PRIu64 ": no I420 picture out of the decoder",
@@ -351,7 +372,7 @@ int main(int argc, char **argv)
 				from_image(img, &dec);
 				picture_scale(&dec, &screen);
 			}
-			on_screen = show[si];
+			on_screen = show[si++];
 		}
 		picture_draw(&cam, k, fps, seed);
 		if (on_screen < 0)
@@ -369,6 +390,8 @@ int main(int argc, char **argv)
 	if (dec.buf)
 		picture_free(&dec);
 	free(idx);
+	if (decode != show)
+		free(decode);
 	free(show);
 	free(buf);
 	return 0;

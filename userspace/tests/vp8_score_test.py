@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Host tests of vp8-score: decode the frames shown, score the screen.
+"""Host tests of vp8-score: decode the frames decoded, score the screen
+of the frames shown.
 
 A small VP8 call made by build/vp8-ivf-test (libvpx, two temporal layers:
 odd captures are layer 1 and reference nothing later frames need) is
-scored with every frame shown, none, and one missing; its PSNR and SSIM
+scored with every frame shown, none, one missing, and one decoded but not
+shown; its PSNR and SSIM
 on pictures worked by hand are build/vp8-score-unit's; bad input exits 2
 with a message, a frame libvpx cannot decode exits 1.
 
@@ -41,12 +43,16 @@ def make_call(tmp, name="call", coded=()):
     return path
 
 
-def score(tmp, ivf, show, frames=K, extra=()):
-    """(returncode, rows as [slot, shown, psnr, ssim], stderr)."""
-    sp = os.path.join(tmp, "show")
-    with open(sp, "w") as f:
-        f.write("".join(f"{i}\n" for i in show))
-    p = run([SCORE, "--ivf", ivf, "--show", sp, "--frames", str(frames), "--fps", str(FPS),
+def score(tmp, ivf, show, frames=K, extra=(), decode=None):
+    """(returncode, rows as [slot, shown, psnr, ssim], stderr); --decode
+    the list decode unless it is None."""
+    lists = []
+    for name, got in (("show", show), ("decode", decode)):
+        if got is not None:
+            with open(os.path.join(tmp, name), "w") as f:
+                f.write("".join(f"{i}\n" for i in got))
+            lists += [f"--{name}", os.path.join(tmp, name)]
+    p = run([SCORE, "--ivf", ivf, *lists, "--frames", str(frames), "--fps", str(FPS),
              "--width", str(W), "--height", str(H), "--seed", str(SEED), *extra])
     if p.returncode:
         return p.returncode, None, p.stderr
@@ -112,6 +118,25 @@ def tests(tmp):
         check(rows[4][1] == "3" and all(r[3] < 0.8 for r in rows[5:8]), f"rows {rows[3:8]}")
 
     @test
+    def vp8_score_decodes_a_frame_it_does_not_show():
+        # layer-0 frame 4 decoded, not shown (it came too late): slot 4
+        # holds frame 3 (and scores as slot 4 of a call shown up to 3), and
+        # frames 5.. decode against frame 4 as when every frame is shown
+        ivf = make_call(tmp)
+        rc, rows, err = score(tmp, ivf, [k for k in range(K) if k != 4], decode=range(K))
+        check(rc == 0, f"rc {rc}: {err}")
+        _, whole, _ = score(tmp, ivf, range(K))
+        _, upto3, _ = score(tmp, ivf, range(4), frames=5)
+        check([r[1] for r in rows[3:6]] == ["3", "3", "5"], f"shown {rows[3:6]}")
+        check(rows[4][1:] == upto3[4][1:] and rows[4][3] < whole[4][3],
+              f"slot 4: {rows[4]}, shown up to 3: {upto3[4]}, every frame: {whole[4]}")
+        check(rows[5:] == whole[5:] and rows[:4] == whole[:4],
+              f"slots 5..: {rows[5:]}\nevery frame shown: {whole[5:]}")
+        # --decode the same as --show: as without --decode
+        _, same, _ = score(tmp, ivf, range(K), decode=range(K))
+        check(same == whole, f"--decode = --show: {same}")
+
+    @test
     def vp8_score_scales_a_smaller_frame():
         # coded at 80 x 60: the screen is the decoded picture scaled to
         # 160 x 120, still close to the camera's, and far from black
@@ -124,6 +149,14 @@ def tests(tmp):
         ivf = make_call(tmp)
         rc, _, err = score(tmp, ivf, [0, 3, 20], frames=30)
         check(rc == 2 and "shown frame 20 is not in" in err, f"index not in the IVF: {rc} {err}")
+        rc, _, err = score(tmp, ivf, [0, 3], decode=[0, 1, 2])
+        check(rc == 2 and "shown frame 3 is not in --decode" in err,
+              f"shown, not decoded: {rc} {err}")
+        rc, _, err = score(tmp, ivf, [0], decode=[0, 2, 1])
+        check(rc == 2 and "not increasing" in err, f"--decode not increasing: {rc} {err}")
+        rc, _, err = score(tmp, ivf, [0], decode=[0, 20], frames=30)
+        check(rc == 2 and "decoded frame 20 is not in" in err,
+              f"decoded index not in the IVF: {rc} {err}")
         rc, _, err = score(tmp, ivf, [0, 3, 2])
         check(rc == 2 and "not increasing" in err, f"indices not increasing: {rc} {err}")
         rc, _, err = score(tmp, ivf, [0, K])
