@@ -189,6 +189,8 @@ host_tests() {
 		count_suite quality "$LOG/quality.log" "${PIPESTATUS[0]}"
 		.venv/bin/python scripts/tests/test_vp8call.py 2>&1 | tee "$LOG/vp8call.log"
 		count_suite vp8call "$LOG/vp8call.log" "${PIPESTATUS[0]}"
+		.venv/bin/python scripts/tests/test_vp8report.py 2>&1 | tee "$LOG/vp8report.log"
+		count_suite vp8report "$LOG/vp8report.log" "${PIPESTATUS[0]}"
 		.venv/bin/python scripts/tests/test_decide.py 2>&1 | tee "$LOG/decide.log"
 		count_suite decide "$LOG/decide.log" "${PIPESTATUS[0]}"
 		.venv/bin/python scripts/tests/test_cli.py 2>&1 | tee "$LOG/cli.log"

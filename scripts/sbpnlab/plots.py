@@ -23,15 +23,24 @@ its fate (on time, late, lost in the network, expired or evicted in the
 sender's kernel, refused by sendmsg()), with its deadline; CCID3's X and
 X_recv over the link's capacity; and the kernel queue's length and
 cumulative drops.
+draw_vp8() writes figures/vp8-<run id>-<flow>.png and .svg, a VP8 call
+as its viewer saw it (the report draws it for the first run of each
+variant): above, the rate CCID 3 allowed the video, the encoder's
+target and the coded bitrate per second; below, the SSIM of the screen
+against the camera at each capture slot, and a strip saying what each
+slot showed: a new frame, a frame held because the next was not coded,
+a frame held because the next coded one was not shown (lost, late or
+its reference missing: a freeze), or black.
 """
 import os
 
 import matplotlib
 matplotlib.use("Agg")           # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 import numpy as np  # noqa: E402
 
-from . import stats  # noqa: E402
+from . import records, stats, vp8call  # noqa: E402
 
 CLASS_COLOURS = {"audio": ("#1f5fa8", "#9dc3ea"), "video": ("#c0561c", "#f2b48f")}
 FRAMES_COLOUR = "#6b2a08"  # whole video frames on time
@@ -322,6 +331,130 @@ def draw_run(out, run, flow):
     fig.suptitle(f"{run.meta['run_id']}, flow {flow} ({stats.policy_of(run.meta, flow)}, "
                  f"seed {run.meta['seed']})", fontsize=9)
     fig.tight_layout()
-    name = "run-" + "".join(c if c.isalnum() or c in "=-_" else "_"
-                            for c in run.meta["run_id"]) + f"-{flow}"
+    return _save(fig, fig_dir, f"run-{_file_part(run.meta['run_id'])}-{flow}")
+
+
+def _file_part(run_id):
+    """A run id as part of a file name."""
+    return "".join(c if c.isalnum() or c in "=-_" else "_" for c in run_id)
+
+
+# What a capture slot showed (draw_vp8): name, colour.
+SLOT_KINDS = (("new frame", "#2a9d3a"), ("held: not coded", "#b9c9d6"),
+              ("held: coded, not shown", "#d62728"), ("black", "#000000"))
+
+
+def slot_kinds(screen, coded):
+    """Masks over the capture slots k, one per SLOT_KINDS: the screen
+    (the capture on it at slot k, -1 for black) shows capture k; holds an
+    earlier one and capture k was not coded; holds an earlier one and
+    capture k was coded (not shown: lost, late or its reference missing);
+    is black."""
+    k = np.arange(len(screen))
+    held = (screen >= 0) & (screen != k)
+    return screen == k, held & ~coded, held & coded, screen < 0
+
+
+def draw_vp8_run(out, run, flow, row=None):
+    """draw_vp8() of a flow of a stats.Run, titled with its variant and,
+    given its metric row (stats.run_metrics()), its VP8 call's numbers."""
+    title = (f"{run.meta['run_id']}, flow {flow} ("
+             + (row["policy"] if row else stats.policy_of(run.meta, flow))
+             + f", seed {run.meta['seed']})")
+    if row and "vp8.frames_shown_pct" in row:
+        p95 = row["vp8.frame_delay_p95_ms"]
+        title += (f"\nafter warm-up: frames shown {row['vp8.frames_shown_pct']:.1f} % (of "
+                  f"{row['vp8.coded_fps']:.1f} coded/s), freezes "
+                  f"{row['vp8.freeze_s_per_min']:.1f} s/min, SSIM {row['vp8.ssim_mean']:.3f}, "
+                  "on-screen delay p95 "
+                  + ("inf" if np.isinf(p95) else f"{p95:.0f} ms"))
+    return draw_vp8(out, run.dir, flow, f"vp8-{_file_part(run.meta['run_id'])}-{flow}",
+                    run.t0_ns, _lifetime_s(run, flow), run.flows[flow].start + run.warmup_s,
+                    title)
+
+
+def _screen(path, n):
+    """(the capture on screen, -1 for black; SSIM) at each of the n slots
+    of a kept screen (vp8call.SCREEN_COLUMNS under any '#' lines);
+    ValueError if it is not that."""
+    with open(path, encoding="utf-8") as f:
+        lines = [line for line in f.read().splitlines() if not line.startswith("#")]
+    if not lines or lines[0].split("\t") != vp8call.SCREEN_COLUMNS:
+        raise ValueError(f"{os.path.basename(path)}: not a kept screen")
+    rows = [line.split("\t") for line in lines[1:]]
+    if len(rows) != n or any(len(r) != 4 or r[0] != str(k) for k, r in enumerate(rows)):
+        raise ValueError(f"{os.path.basename(path)}: expected slots 0..{n - 1}")
+    return (np.array([-1 if r[1] == "-" else int(r[1]) for r in rows]),
+            np.array([float(r[3]) for r in rows]))
+
+
+def draw_vp8(out, run_dir, flow, name, t0_ns, playout_s, since_s, title):
+    """The VP8 call of flow in run_dir (its media-<flow>.frames.rec and,
+    if the metrics were computed, .screen.tsv) over time since t0_ns:
+    rates by capture time, the screen by display time (capture +
+    playout_s); a dashed line at since_s, the warm-up's end.  Written as
+    figures/<name>.png and .svg; returns the paths."""
+    fig_dir = os.path.join(out, "figures")
+    os.makedirs(fig_dir, exist_ok=True)
+    p = vp8call.paths(run_dir, flow)
+    rec = records.read_frames(p["frames"])
+    table = vp8call.frame_table(rec, t0_ns)
+    size = np.array([int(r["bytes"]) for r in sorted(rec.rows, key=lambda r: int(r["frame"]))])
+    t, coded = table["capture"], table["coded"]
+    interval = 1 / float(rec.meta["fps"])
+    fig, (ax_r, ax_s, ax_k) = plt.subplots(
+        3, 1, figsize=(11, 6.5), sharex=True,
+        gridspec_kw={"height_ratios": [3, 2.2, 0.45]})
+
+    # one-second bins from the first capture, the last one cut at the end
+    end = t[-1] + interval
+    edges = np.append(t[0] + np.arange(0, end - t[0], 1.0), end)
+    bits, _ = np.histogram(t[coded], bins=edges, weights=8 * size[coded])
+    ax_r.stairs(bits / 1000 / np.diff(edges), edges, fill=True, color="#f2b48f",
+                label="coded bitrate (per 1 s)")
+    ax_r.step(t, table["allowed_kbps"], where="post", color="#1f5fa8", linewidth=2.2,
+              alpha=0.55, label="allowed by CCID 3 (X less the audio)")
+    ax_r.step(t, table["target_kbps"], where="post", color=FRAMES_COLOUR, linewidth=0.9,
+              label="encoder's target")
+    top = np.nanmax(np.concatenate([bits / 1000, table["allowed_kbps"], table["target_kbps"],
+                                    [1]]))
+    ax_r.set_ylim(0, 1.3 * top)      # room for the legend above the lines
+    ax_r.set_ylabel("video kbit/s")
+    ax_r.legend(fontsize=7, ncol=3, loc="upper left")
+    ax_r.grid(alpha=0.3)
+    ax_r.set_title(title, fontsize=9)
+
+    display = t + playout_s
+    try:
+        on, ssim = _screen(p["screen"], len(t))
+    except (OSError, ValueError) as e:
+        on = None
+        ax_s.text(0.5, 0.5, f"no screen to show: {e}", transform=ax_s.transAxes,
+                  ha="center", va="center", fontsize=8, wrap=True)
+    handles = []
+    if on is not None:
+        handles += ax_s.step(display, ssim, where="post", color="#333333", linewidth=1,
+                             label="SSIM of the screen (luma)")
+        after = t >= since_s
+        for (label, colour), m in zip(SLOT_KINDS, slot_kinds(on, coded)):
+            if m.any():
+                ax_k.bar(display[m], 1, width=interval, align="edge", color=colour,
+                         linewidth=0)
+            share = 100 * m[after].mean() if after.any() else np.nan
+            handles.append(Patch(color=colour, label=f"{label} ({share:.0f} %)"))
+        ax_s.legend(handles=handles, fontsize=7, ncol=5, loc="upper left")
+    ax_s.set_ylim(0, 1.3)            # room for the legend above SSIM's 1
+    ax_s.set_yticks([0, 0.25, 0.5, 0.75, 1])
+    ax_s.set_ylabel("SSIM at each\ncapture slot")
+    ax_s.grid(alpha=0.3)
+    ax_k.set_ylim(0, 1)
+    ax_k.set_yticks([])
+    ax_k.set_ylabel("screen", rotation=0, ha="right", va="center")
+    for ax, at in ((ax_r, since_s), (ax_s, since_s + playout_s), (ax_k, since_s + playout_s)):
+        ax.axvline(at, color="grey", linestyle="--", linewidth=0.8)
+    ax_k.set_xlabel("time since t0 (s): rates at capture, the screen at display (capture + "
+                    f"{1000 * playout_s:.0f} ms playout delay); dashed: end of the warm-up\n"
+                    "screen: what each slot showed (% of the slots after the warm-up)")
+    ax_k.set_xlim(t[0], display[-1] + interval)
+    fig.tight_layout(h_pad=0.3)
     return _save(fig, fig_dir, name)

@@ -10,7 +10,9 @@ campaign.json records; in a campaign run before, its policy and options):
 on-time and received fraction of audio and video (mean, 95 % Student-t
 interval, min/median/max over runs), the share of time CCID3's allowed
 rate X was below the audio rate, the differences to the baseline policy
-paired by seed, and audio loss against jitter-buffer size.  It opens with
+paired by seed, and audio loss against jitter-buffer size; for a VP8
+call, what its viewer saw per variant, the differences of each compared
+pair, and a figure of each variant's first run over time.  It opens with
 a finding line per comparison that the scenario names ([scenario]
 compare or baseline; --baseline and --headline choose others).  The same goes
 to summary.txt, summary.md and summary.csv (every metric, long form) and
@@ -71,7 +73,8 @@ def add_arguments(parser):
                         help="tables only (faster)")
     parser.add_argument("--runs", metavar="REGEX",
                         help="also draw the per-run figure (each packet's delay and fate, "
-                        "CCID3's X, the queue) of every run whose id matches REGEX")
+                        "CCID3's X, the queue; for a VP8 call also its rates and "
+                        "screen) of every run whose id matches REGEX")
     parser.add_argument("--headline", metavar="VARIANT",
                         help="the one variant whose paired differences to the baseline "
                         "open the report, with whether their intervals allow a "
@@ -169,8 +172,10 @@ def run(args):
         print("\n".join(text))
         return 1
     os.makedirs(out, exist_ok=True)
+    by_dir = {r.dir: r for r in runs}
+    vp8_drawn = set()       # (run directory, flow) of the VP8 figures drawn
     for key, crows in comparisons.items():
-        t, m, lr = comparison_tables(key, crows, baseline, args.jitter_buffer_ms)
+        t, m, lr = comparison_tables(key, crows, baseline, args.jitter_buffer_ms, pairs)
         text += t
         md += m
         long_rows += lr
@@ -178,10 +183,26 @@ def run(args):
             figures += plots.draw_comparison(
                 out, slug(key), key_title(key), crows,
                 [r for r in runs if r.dir in {x["dir"] for x in crows}])
+            firsts = first_runs(crows, "vp8.frames_shown_pct")
+            drawn = [path for r in firsts
+                     for path in plots.draw_vp8_run(out, by_dir[r["dir"]], r["flow"], r)]
+            vp8_drawn |= {(r["dir"], r["flow"]) for r in firsts}
+            if drawn:
+                line = ("The VP8 call over time, the first run of each variant: "
+                        + ", ".join(os.path.relpath(d, out) for d in drawn
+                                    if d.endswith(".png")))
+                text += [line, ""]
+                md += [line, ""]
+                figures += drawn
     for run in runs if chosen else []:
         if chosen.search(run.meta["run_id"]):
             for flow in run.flows:
                 figures += plots.draw_run(out, run, flow)
+                row = next((r for r in rows if r["dir"] == run.dir and r["flow"] == flow),
+                           None)
+                if (row and "vp8.frames_shown_pct" in row
+                        and (run.dir, flow) not in vp8_drawn):
+                    figures += plots.draw_vp8_run(out, run, flow, row)
     for (scenario, flow, param), points in sweeps(comparisons).items():
         title = f"{scenario} flow {flow}"
         t, m = sweep_table(title, param, points, baseline)
@@ -324,6 +345,13 @@ def group(rows):
     return dict(sorted(out.items()))
 
 
+def first_runs(rows, metric):
+    """The row of each variant's first run (smallest seed and repetition)
+    among the rows that have metric, in the variants' order."""
+    return [min((r for r in rows if r["policy"] == p and metric in r), key=lambda r: r["key"])
+            for p in stats.policies([r for r in rows if metric in r])]
+
+
 def _numeric(value):
     """A sweep value as a number: a rate in bit/s, else float(); None if
     it is neither."""
@@ -433,8 +461,10 @@ def fmt(x, digits=1):
     return f"{x:.{digits}f}" if round(x, digits) != 0 else f"{0:.{digits}f}"
 
 
-def comparison_tables(key, rows, baseline, buffer_ms):
-    """(text lines, markdown lines, long csv rows) of one comparison."""
+def comparison_tables(key, rows, baseline, buffer_ms, pairs=None):
+    """(text lines, markdown lines, long csv rows) of one comparison; pairs:
+    the (base, variant) pairs the VP8 call's differences are given for
+    (default: each variant against baseline)."""
     by_policy = {p: [r for r in rows if r["policy"] == p] for p in stats.policies(rows)}
     # Every numeric metric any row has (UDP flows have no qpolicy counters).
     metrics = list(dict.fromkeys(k for r in rows for k, v in r.items()
@@ -451,6 +481,11 @@ def comparison_tables(key, rows, baseline, buffer_ms):
               rate_table(by_policy, summaries),
               quality_table(by_policy, summaries),
               paired_quality_table(rows, baseline, summaries)]
+    if any("vp8.frames_shown_pct" in r for r in rows):
+        tables += [vp8_table(by_policy, summaries),
+                   paired_vp8_table(rows, pairs if pairs is not None else
+                                    [(baseline, p) for p in by_policy], baseline,
+                                    summaries)]
     if any("short.flows" in r for r in rows):
         tables.append(short_table(by_policy, summaries))
     text, md = [f"== {title}"], [f"## {title}", ""]
@@ -709,16 +744,26 @@ def rate_table(by_policy, summaries):
             "arrival", head, table)
 
 
-def worst(values):
+def worst(values, digits=0):
     """'95 (80/95/inf)': median (min/median/max) over runs of a metric
-    that may be inf (a frame never rendered); 'inf' when the median is."""
+    that may be infinite (a frame never rendered; a difference to a run
+    that never rendered one), printed "inf" or "-inf", never dropped; NaN
+    values (no metric) are left out, "-" when none is left."""
     v = np.sort([x for x in values if not math.isnan(x)])
     if len(v) == 0:
         return "-"
 
     def f(x):
-        return "inf" if math.isinf(x) else fmt(x, 0)
+        return ("inf" if x > 0 else "-inf") if math.isinf(x) else fmt(x, digits)
     return f"{f(float(np.median(v)))} ({f(v[0])}/{f(float(np.median(v)))}/{f(v[-1])})"
+
+
+# Metrics that are infinite in a run that did not show enough (the 95th
+# percentile of a delay whose frames were never rendered, or whose screen
+# stayed black): a mean over runs, which would have to drop them, is
+# never printed; the median over runs (min/median/max) is, inf included
+# (worst()), and so are their paired differences (paired_differences()).
+UNBOUNDED = ("video.frame_delay_p95_ms", "vp8.frame_delay_p95_ms")
 
 
 def quality_table(by_policy, summaries):
@@ -762,20 +807,118 @@ def paired_quality_table(rows, baseline, summaries):
     paired_<metric>."""
     if not any(r["policy"] == baseline for r in rows):
         return f"no run of the baseline policy '{baseline}': no paired differences", [], []
-    head = ["policy", "pairs"] + [c for _, _, c, _ in PAIRED_QUALITY]
-    table = []
-    for p in stats.policies(rows):
-        if p == baseline:
-            continue
-        row = [p, "0"]
-        for metric, scale, _, digits in PAIRED_QUALITY:
-            s = paired_summary(rows, baseline, p, metric, summaries)
-            row[1] = str(max(int(row[1]), s["n"]))
-            row.append(cell(s, scale, digits))
-        table.append(row)
+    pairs = [(baseline, p) for p in stats.policies(rows) if p != baseline]
+    head, table = paired_columns(rows, pairs, baseline, summaries, PAIRED_QUALITY)
     return (f"the quality table's decodable frames, freeze seconds per minute and MOS: "
             f"differences to {baseline} of runs with the same seed, mean ±95 % CI "
             "(min/median/max)", head, table)
+
+
+def paired_differences(rows, baseline, policy, metric):
+    """policy - baseline in metric per seed both have, as paired_policies()
+    pairs them, infinities kept: a run that showed nothing against one
+    that did is +inf; two equal values (inf and inf too) differ by 0; a
+    run without the metric leaves its pair out."""
+    def by_key(p):
+        return {r["key"]: r.get(metric, math.nan) for r in rows if r["policy"] == p}
+
+    base, other = by_key(baseline), by_key(policy)
+    diffs = [0.0 if other[k] == base[k] else other[k] - base[k]
+             for k in sorted(set(base) & set(other))]
+    return [d for d in diffs if not math.isnan(d)]
+
+
+def paired_columns(rows, pairs, baseline, summaries, columns):
+    """(head, table) of paired differences, a row per (base, variant) of
+    pairs that both ran, named by the variant ("variant - base" when base
+    is not baseline), its pairs, then a cell per (metric, scale, column,
+    decimals) of columns: mean ±95 % CI (min/median/max), or for an
+    UNBOUNDED metric the median (min/median/max), infinities kept.  The
+    pairings with baseline go to summaries as paired_<metric> (once:
+    paired_summary()), the others to a table of their own."""
+    have = set(stats.policies(rows))
+    others = {}
+    head = ["policy", "pairs"] + [c for _, _, c, _ in columns]
+    table = []
+    for base, p in pairs:
+        if base not in have or p not in have or p == base:
+            continue
+        kept = summaries if base == baseline else others.setdefault(base, {})
+        row, n = [p if base == baseline else f"{p} - {base}"], 0
+        for metric, scale, _, digits in columns:
+            if metric in UNBOUNDED:
+                d = paired_differences(rows, base, p, metric)
+                n = max(n, len(d))
+                row.append(worst([x * scale for x in d], digits))
+            else:
+                s = paired_summary(rows, base, p, metric, kept)
+                n = max(n, s["n"])
+                row.append(cell(s, scale, digits))
+        table.append(row[:1] + [str(n)] + row[1:])
+    return head, table
+
+
+def column_table(by_policy, summaries, columns):
+    """(head, table): a row per variant, its runs, then a cell per
+    (metric, scale, column, decimals) of columns: mean ±95 % CI
+    (min/median/max) over runs, or for an UNBOUNDED metric the median
+    (min/median/max), infinities kept (worst())."""
+    head = ["policy", "runs"] + [c for _, _, c, _ in columns]
+    table = [[p, str(len(rs))]
+             + [worst([r.get(m, math.nan) * scale for r in rs], digits) if m in UNBOUNDED
+                else cell(summaries.get((p, m), stats.summary([])), scale, digits)
+                for m, scale, _, digits in columns]
+             for p, rs in by_policy.items()]
+    return head, table
+
+
+# The VP8 call's table (Documentation/statistics.rst, "The VP8 call"):
+# (metric, scale, column, decimals).
+VP8_COLUMNS = (("vp8.frames_shown_pct", 1, "frames shown %", 1),
+               ("vp8.coded_fps", 1, "coded frames/s", 1),
+               ("vp8.freeze_s_per_min", 1, "freeze s/min", 1),
+               ("vp8.ssim_mean", 1, "SSIM", 3),
+               ("vp8.psnr_mean", 1, "PSNR dB", 1),
+               ("vp8.frame_delay_p95_ms", 1, "on-screen delay p95 ms", 0),
+               ("vp8.key_frames", 1, "key frames", 1),
+               ("vp8.target_kbps", 1, "target kbit/s", 0),
+               ("vp8.allowed_kbps", 1, "allowed kbit/s", 0))
+# Its paired differences, beside the paired table's audio on time and
+# competing TCP goodput (the same pairings, made once).
+PAIRED_VP8 = (("vp8.frames_shown_pct", 1, "Δ frames shown pp", 1),
+              ("vp8.freeze_s_per_min", 1, "Δ freeze s/min", 1),
+              ("vp8.ssim_mean", 1, "Δ SSIM", 3),
+              ("vp8.frame_delay_p95_ms", 1, "Δ on-screen delay p95 ms", 0),
+              ("audio.on_time_frac", 100, "Δ audio on time pp", 1),
+              ("tcp.goodput_kbps", 1, "Δ competing TCP kbit/s", 1))
+
+
+def vp8_table(by_policy, summaries):
+    """The VP8 call as its viewer saw it, per variant."""
+    head, table = column_table(by_policy, summaries, VP8_COLUMNS)
+    return ("The VP8 call: frames shown of those coded %, frames coded per second, "
+            "freeze seconds per minute (WebRTC's, with the call's leading and trailing "
+            "gaps: 60 for a call that showed nothing), mean SSIM and PSNR of the screen's "
+            "luma against the camera's at each capture slot, the 95th-percentile age of "
+            "the picture on screen (median (min/median/max) over runs; inf: the screen "
+            "was black for more than 5 % of the slots), key frames coded, the means of "
+            "the encoder's target and of the rate CCID 3 allowed the video (kbit/s); "
+            "mean ±95 % CI (min/median/max) over runs; after warm-up; "
+            "Documentation/statistics.rst, \"The VP8 call\"", head, table)
+
+
+def paired_vp8_table(rows, pairs, baseline, summaries):
+    """The VP8 call's frames shown, freezes, SSIM and on-screen delay,
+    audio on time and competing TCP goodput: differences of each pair
+    (base, variant) of pairs, paired by seed."""
+    head, table = paired_columns(rows, pairs, baseline, summaries, PAIRED_VP8)
+    if not table:
+        return "the VP8 call: no pair of variants to compare", [], []
+    named = "; a row \"a - b\": a against b" if any(" - " in r[0] for r in table) else ""
+    return (f"The VP8 call: differences to {baseline} of runs with the same seed{named}, "
+            "mean ±95 % CI (min/median/max); on-screen delay: median (min/median/max), "
+            "inf where only the variant's screen was black for more than 5 % of the "
+            "slots (-inf: only the baseline's), 0 where both were", head, table)
 
 
 def short_table(by_policy, summaries):
