@@ -25,8 +25,8 @@
 #   3. the harness' host tests (scripts/tests/: the test accounting itself,
 #      scenarios, host-deps.sh's package list per Debian release, the table
 #      that opens Documentation/results.rst; the
-#      analysis, the sequential decision and the command lines' edges
-#      with the pinned .venv)
+#      analysis, the sequential decision, the analysis package's acyclic
+#      imports and the command lines' edges with the pinned .venv)
 #   4. the harness's own tests on the host (they boot VMs on purpose to see
 #      WARNs, timeouts and bad exit codes reported as failures), and one
 #      campaign run as two shards in two VM boots and merged
@@ -191,6 +191,8 @@ host_tests() {
 		count_suite vp8call "$LOG/vp8call.log" "${PIPESTATUS[0]}"
 		.venv/bin/python scripts/tests/test_vp8report.py 2>&1 | tee "$LOG/vp8report.log"
 		count_suite vp8report "$LOG/vp8report.log" "${PIPESTATUS[0]}"
+		.venv/bin/python scripts/tests/test_imports.py 2>&1 | tee "$LOG/imports.log"
+		count_suite imports "$LOG/imports.log" "${PIPESTATUS[0]}"
 		.venv/bin/python scripts/tests/test_decide.py 2>&1 | tee "$LOG/decide.log"
 		count_suite decide "$LOG/decide.log" "${PIPESTATUS[0]}"
 		.venv/bin/python scripts/tests/test_cli.py 2>&1 | tee "$LOG/cli.log"

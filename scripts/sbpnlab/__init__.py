@@ -6,8 +6,9 @@ schedule.py turns a link schedule into timed rate changes, netlink.py and
 testbed.py build the emulated path, shortflows.py is the short-TCP-flow
 tool, run.py executes one run into its result directory, campaign.py runs
 many, cli.py is the command line (scripts/sbpn-lab).  Standard library
-only: it runs inside the VM with the host's python3.  stats.py, report.py
-and plots.py (the analysis) read the result directories.  records.py is the one reader of the
+only: it runs inside the VM with the host's python3.  campaignrows.py,
+stats.py, report.py and plots.py (the analysis) read the result
+directories.  records.py is the one reader of the
 record files, for the runner, the analysis and the tests.
 """
 

@@ -238,7 +238,7 @@ def merge_campaigns(dest, sources, out=sys.stderr):
 
 def arms(spec):
     """What a run is part of: {(comparison key, row label)} for each of
-    its media flows, as report.group() and stats.run_metrics() make them
+    its media flows, as campaignrows.group() and stats.run_metrics() make them
     from meta.json and campaign.json: the key is (scenario, the setting's
     sweep values, flow), the label the variant's name; without variants,
     the key is the sweep point's setting (scenario.setting_of) and the

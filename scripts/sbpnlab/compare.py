@@ -17,7 +17,7 @@ import math
 import os
 import sys
 
-from . import report, stats
+from . import campaignrows, report, stats
 
 COLUMNS = (("audio.on_time_frac", 100, "audio on time", "pp"),
            ("video.on_time_frac", 100, "video on time", "pp"),
@@ -36,10 +36,11 @@ def add_arguments(parser):
 def load(campaign_dir):
     """({(run id, flow): metric row}, [(run id, why not used)], [newer-format
     messages]) of one campaign."""
-    runs, unusable, too_new = report.scan(campaign_dir,
-                                          os.path.join(campaign_dir, "report"))
+    runs, unusable, too_new = campaignrows.scan(campaign_dir,
+                                                os.path.join(campaign_dir, "report"))
     rows = {(row["run"], row["flow"]): row
-            for row in report.metrics(runs, report.JITTER_BUFFER_MS / 1000, unusable)}
+            for row in campaignrows.metrics(runs, campaignrows.JITTER_BUFFER_MS / 1000,
+                                             unusable)}
     return rows, unusable, too_new
 
 

@@ -2,8 +2,8 @@
 """`sbpn-lab decide CAMPAIGN`: where the sequential decision of a campaign
 stands (Documentation/statistics.rst, Sequential decisions).
 
-Reads the campaign as the report does (report.scan, report.metrics,
-report.group: the same runs, metrics and pairs by seed), takes every
+Reads the campaign as the report does (campaignrows.scan, metrics and
+group: the same runs, metrics and pairs by seed), takes every
 variant of each comparison against the baseline, and for each of the
 finding's metrics (sequential.METRICS) that the settings decide ([decide]
 metrics, all four by default) evaluates the confidence sequence
@@ -17,7 +17,7 @@ import math
 import os
 import sys
 
-from . import report, sequential
+from . import campaignrows, sequential, stats
 from .scenario import ScenarioError, load
 
 FORMAT = 1
@@ -68,17 +68,17 @@ def run(args):
     conf = sequential.settings(table)
     if args.baseline:
         conf["baseline"] = args.baseline
-    runs, unusable, too_new = report.scan(camp, os.path.join(camp, "report"))
+    runs, unusable, too_new = campaignrows.scan(camp, os.path.join(camp, "report"))
     if too_new:
         for msg in too_new:
             print(f"sbpn-lab decide: {msg}", file=sys.stderr)
         return 2
-    rows = report.metrics(runs, report.JITTER_BUFFER_MS / 1000, unusable)
+    rows = campaignrows.metrics(runs, campaignrows.JITTER_BUFFER_MS / 1000, unusable)
     if not rows:
         print(f"sbpn-lab decide: no complete run in {camp}", file=sys.stderr)
         return 1
-    # a variant's name, or its options' label (report.resolve)
-    conf["baseline"] = report.resolve(rows, conf["baseline"])
+    # a variant's name, or its options' label (campaignrows.resolve)
+    conf["baseline"] = campaignrows.resolve(rows, conf["baseline"])
     maximum = index.get("repetitions") or max(r["repetition"] for r in rows)
     through = args.through or max(r["repetition"] for r in rows)
     decision = analyse(rows, conf, maximum, through)
@@ -103,7 +103,7 @@ def of_campaign(rows, index, baseline=None):
     if not rows:
         return None
     conf = sequential.settings(index.get("decide"))
-    conf["baseline"] = report.resolve(rows, baseline or conf["baseline"])
+    conf["baseline"] = campaignrows.resolve(rows, baseline or conf["baseline"])
     through = max(r["repetition"] for r in rows)
     decision = analyse(rows, conf, index.get("repetitions") or through, through)
     decision["campaign"] = index.get("campaign") or "campaign"
@@ -149,11 +149,11 @@ def analyse(rows, conf, maximum, through, interval=sequential.confidence_sequenc
     cutoffs = sequential.looks(conf["min_pairs"], conf["step"], maximum)
     baseline = conf["baseline"]
     todo = []
-    for key, crows in report.group(rows).items():
+    for key, crows in campaignrows.group(rows).items():
         have = {r["policy"] for r in crows}
         if baseline not in have:
             continue
-        for variant in (p for p in report.stats.policies(crows) if p != baseline):
+        for variant in (p for p in stats.policies(crows) if p != baseline):
             series, margins = {}, {}
             for metric, name, scale, *_ in sequential.METRICS:
                 if name not in conf["metrics"]:
@@ -169,7 +169,7 @@ def analyse(rows, conf, maximum, through, interval=sequential.confidence_sequenc
     for (scenario, params, flow), variant, series, margins in todo:
         result = sequential.evaluate(series, cutoffs, margins, alpha, through, interval)
         comparisons.append({
-            "title": report.key_title((scenario, params, flow)), "scenario": scenario,
+            "title": campaignrows.key_title((scenario, params, flow)), "scenario": scenario,
             "params": dict(params), "flow": flow, "baseline": baseline, "variant": variant,
             "status": result["status"], "look": result["look"] + 1,
             "repetition": result["repetition"], "why": why(result),

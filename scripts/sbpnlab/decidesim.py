@@ -42,7 +42,8 @@ import sys
 
 import numpy as np
 
-from . import report, sequential
+from . import campaignrows, report, sequential, stats
+from .decide import series_of
 from .scenario import ScenarioError, flow_label, load, setting_of
 from .stats import t_quantile
 
@@ -201,8 +202,8 @@ def campaign_rows(camp):
     metrics), from its report/runs.csv when there is one, else computed."""
     path = os.path.join(camp, "report", "runs.csv")
     if not os.path.exists(path):
-        runs, unusable, _ = report.scan(camp, os.path.join(camp, "report"))
-        return report.metrics(runs, report.JITTER_BUFFER_MS / 1000, unusable)
+        runs, unusable, _ = campaignrows.scan(camp, os.path.join(camp, "report"))
+        return campaignrows.metrics(runs, campaignrows.JITTER_BUFFER_MS / 1000, unusable)
     rows = []
     with open(path, newline="", encoding="utf-8") as f:
         for r in csv.DictReader(f):
@@ -223,13 +224,12 @@ def campaign_rows(camp):
 def campaign_points(rows, conf):
     """[[(variant, {metric: {repetition: diff}})]] per sweep point (and
     flow) with a baseline, in the metrics' units."""
-    from .decide import series_of
     points = []
-    for _, crows in report.group(rows).items():
+    for _, crows in campaignrows.group(rows).items():
         if conf["baseline"] not in {r["policy"] for r in crows}:
             continue
         pt = []
-        for variant in (p for p in report.stats.policies(crows) if p != conf["baseline"]):
+        for variant in (p for p in stats.policies(crows) if p != conf["baseline"]):
             diffs = {}
             for metric, name, scale, *_ in sequential.METRICS:
                 if name not in conf["metrics"]:
@@ -347,7 +347,7 @@ def design_pairs(sc, conf, camp):
     rows = campaign_rows(camp)
     if not rows:
         raise ValueError(f"{camp}: no complete run")
-    if len(report.group(rows)) != 1:
+    if len(campaignrows.group(rows)) != 1:
         raise ValueError(f"{camp}: more than one setting or media flow")
     metas = sorted(glob.glob(os.path.join(camp, "*", "meta.json")))
     if not metas:
@@ -359,7 +359,6 @@ def design_pairs(sc, conf, camp):
         raise ValueError(f"{camp}: runs of {length['duration_s']:g} s ({length['warmup_s']:g} "
                          f"s warm-up), the scenario's of {want['duration_s']:g} s "
                          f"({want['warmup_s']:g} s): the pairs' spread depends on it")
-    from .decide import series_of
     arms, base = _design_arms(sc, conf, rows)
     pairs = {}
     for variant, label in arms:

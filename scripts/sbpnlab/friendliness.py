@@ -23,7 +23,7 @@ import math
 import os
 import sys
 
-from . import report, stats
+from . import campaignrows, report, stats
 
 V2_SUFFIX = "-v2"
 # The marker `make friendliness` puts into the old modules' version.
@@ -116,12 +116,13 @@ def sample(row, meta, campaign):
 
 def load(campaign_dir):
     """(samples, [(run id, why not used)], [newer-format messages]) of one
-    campaign, through the report's scan and metrics."""
+    campaign, read as the report reads it (campaignrows.scan and metrics)."""
     campaign = os.path.basename(os.path.normpath(campaign_dir))
-    runs, unusable, too_new = report.scan(campaign_dir, os.path.join(campaign_dir, "report"))
+    runs, unusable, too_new = campaignrows.scan(campaign_dir,
+                                                os.path.join(campaign_dir, "report"))
     meta = {r.dir: r.meta for r in runs}
     samples = []
-    for row in report.metrics(runs, report.JITTER_BUFFER_MS / 1000, unusable):
+    for row in campaignrows.metrics(runs, campaignrows.JITTER_BUFFER_MS / 1000, unusable):
         why = unfit(row, meta[row["dir"]], campaign)
         if why:
             unusable.append((row["run"], why))

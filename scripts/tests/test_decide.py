@@ -31,7 +31,7 @@ SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, SCRIPTS)
 import ktap  # noqa: E402 - beside this file
 try:
-    from sbpnlab import campaign, decide, decidesim, report, sequential, stats
+    from sbpnlab import campaign, campaignrows, decide, decidesim, report, sequential, stats
     from sbpnlab.scenario import ScenarioError, load, setting_of
 except ImportError as e:
     print(f"Bail out! {e}: run scripts/venv.sh, then .venv/bin/python {sys.argv[0]}")
@@ -838,23 +838,23 @@ def report_prints_the_decision():
 @test
 def decide_uses_the_reports_jitter_buffer():
     """decide analyses with the report's default jitter buffer, one
-    constant (report.JITTER_BUFFER_MS), not a copy of its value."""
+    constant (campaignrows.JITTER_BUFFER_MS), not a copy of its value."""
     import argparse
     seen = []
-    real = report.metrics, getattr(report, "JITTER_BUFFER_MS", None)
+    real = campaignrows.metrics, getattr(campaignrows, "JITTER_BUFFER_MS", None)
     camp = os.path.join(TMP, "jb")
     os.makedirs(camp)
-    report.metrics = lambda runs, jb, unusable: seen.append(jb) or []
-    report.JITTER_BUFFER_MS = 123
+    campaignrows.metrics = lambda runs, jb, unusable: seen.append(jb) or []
+    campaignrows.JITTER_BUFFER_MS = 123
     try:
         rc = decide.run(argparse.Namespace(campaign=camp, scenario=None, through=None,
                                            baseline=None, dry_run=True))
     finally:
-        report.metrics, report.JITTER_BUFFER_MS = real
+        campaignrows.metrics, campaignrows.JITTER_BUFFER_MS = real
     check(rc == 1 and seen == [0.123], f"rc {rc}, jitter buffer {seen} s, want [0.123]")
     parser = argparse.ArgumentParser()
     report.add_arguments(parser)
-    check(parser.parse_args(["x"]).jitter_buffer_ms == report.JITTER_BUFFER_MS,
+    check(parser.parse_args(["x"]).jitter_buffer_ms == campaignrows.JITTER_BUFFER_MS,
           "report's --jitter-buffer-ms default is not JITTER_BUFFER_MS")
 
 
