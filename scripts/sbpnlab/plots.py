@@ -120,12 +120,31 @@ def delivery_bars(rows, order, title):
     ax.set_xticks(x, [f"{p}\n(n={sum(r['policy'] == p for r in rows)})" for p in order])
     ax.set_ylabel("% of scheduled packets (frames)")
     ax.set_ylim(0, 102)
+    ax.set_yticks(range(0, 101, 20))
     ax.set_title(f"{title}\nmean, 95 % CI (clipped to 0-100 %) and each run (dots)",
                  fontsize=9)
-    ax.legend(fontsize=8, ncol=len(bars), loc="upper center", bbox_to_anchor=(0.5, -0.18))
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
+    _legend_on_top(ax, 102, fontsize=8, ncol=len(bars), loc="upper center")
     return fig
+
+
+def _legend_on_top(ax, data_top, ncol, **kwargs):
+    """ax's legend inside it, at its top (kwargs' loc), in ncol columns
+    or as many fewer as its width needs, and ax's (linear) y axis raised
+    so that what lies below data_top stays below the legend: a legend
+    outside the axes can run past the figure's edge.  Call it once the
+    figure's layout is made (tight_layout): it measures the legend."""
+    renderer = ax.figure.canvas.get_renderer()
+    for n in range(ncol, 0, -1):
+        legend = ax.legend(ncol=n, **kwargs)
+        box = legend.get_window_extent(renderer)
+        if box.width <= ax.bbox.width:
+            break
+    below = (box.y0 - ax.bbox.y0) / ax.bbox.height - 0.02   # axes fraction under it
+    low = ax.get_ylim()[0]
+    ax.set_ylim(low, low + (data_top - low) / max(below, 0.2))
+    return legend
 
 
 def delay_cdf(rows, order, title, lifetime_s):
@@ -294,8 +313,6 @@ def draw_run(out, run, flow):
                      linestyle="--", linewidth=0.8, label="lifetime (deadline)")
     ax_d.axhline(strip, color="0.8", linewidth=0.5)
     ax_d.set_ylabel("one-way delay (ms)\nnot arrived: top line")
-    ax_d.legend(fontsize=6.5, ncol=5, loc="lower left", bbox_to_anchor=(0, 1.01),
-                markerscale=2, frameon=False)
     ax_d.grid(alpha=0.3)
     if f.dropped is None:
         ax_d.text(1, -0.02, "no drop notices recorded: kernel discards show as lost "
@@ -330,7 +347,12 @@ def draw_run(out, run, flow):
                     "dashed: end of the warm-up")
     fig.suptitle(f"{run.meta['run_id']}, flow {flow} ({stats.policy_of(run.meta, flow)}, "
                  f"seed {run.meta['seed']})", fontsize=9)
+    # ticks up to the top line only: above it is the legend's room
+    low = ax_d.get_ylim()[0]
+    ax_d.set_yticks([t for t in ax_d.get_yticks() if low <= t <= strip])
     fig.tight_layout()
+    _legend_on_top(ax_d, 1.02 * strip, fontsize=6.5, ncol=5, loc="upper left",
+                   markerscale=2)
     return _save(fig, fig_dir, f"run-{_file_part(run.meta['run_id'])}-{flow}")
 
 

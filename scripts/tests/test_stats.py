@@ -6,8 +6,9 @@ Each statistic is checked against values computed by hand; the report is
 run on a small synthetic campaign this file writes (complete runs of two
 policies and three seeds, a failed run, a run listed but never made, a
 run with a broken record file, and, in a copy, a file of a newer format);
-the figures must come out as non-empty PNG and SVG files; `compare` pairs
-it with a second campaign whose differences are known.
+the figures must come out as non-empty PNG and SVG files, each legend
+inside its figure; `compare` pairs it with a second campaign whose
+differences are known.
 Run with the venv: scripts/venv.sh && .venv/bin/python scripts/tests/test_stats.py
 Exit 1 if any test failed.
 """
@@ -29,7 +30,7 @@ sys.path.insert(0, SCRIPTS)
 import ktap  # noqa: E402 - beside this file
 try:
     import numpy as np
-    from sbpnlab import compare, decide, report, stats
+    from sbpnlab import compare, decide, plots, report, stats
 except ImportError as e:
     print(f"Bail out! {e}: run scripts/venv.sh, then .venv/bin/python {sys.argv[0]}")
     sys.exit(1)
@@ -1144,6 +1145,83 @@ def report_figures():
         magic = b"\x89PNG" if n.endswith("png") else b"<svg"
         check(size > 5000 and (head.startswith(magic) or magic in head),
               f"{n}: {size} bytes, not a figure")
+
+
+def legends_outside(fig):
+    """'axes N: (x0, y0, x1, y1)' of each legend of fig (the figure's own
+    and its axes') whose window extent is not inside the figure's."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legends = [(f"figure legend {i}", leg) for i, leg in enumerate(fig.legends)]
+    legends += [(f"axes {i}", ax.get_legend()) for i, ax in enumerate(fig.axes)
+                if ax.get_legend() is not None]
+    out = []
+    for where, leg in legends:
+        box, edge = leg.get_window_extent(renderer), fig.bbox
+        if (box.x0 < edge.x0 or box.y0 < edge.y0 or box.x1 > edge.x1
+                or box.y1 > edge.y1):
+            out.append(f"{where}: legend at ({box.x0:.0f}, {box.y0:.0f}, {box.x1:.0f}, "
+                       f"{box.y1:.0f}), figure ({edge.x0:.0f}, {edge.y0:.0f}, "
+                       f"{edge.x1:.0f}, {edge.y1:.0f})")
+    return out
+
+
+@test
+def delivery_legend_inside_the_figure():
+    """The delivery figure of the synthetic campaign (two variants, so the
+    narrowest figure, with the five bars of a flow that counts whole
+    frames) has its legend inside the figure."""
+    camp = campaign()
+    rows = report.metrics(report.scan(camp, os.path.join(camp, "report"))[0], 0.04, [])
+    order = stats.policies(rows)
+    check(len(order) == 2 and all("video.frames_on_time_frac" in r for r in rows),
+          f"variants {order}")
+    fig = plots.delivery_bars(rows, order, "synthetic flow call")
+    try:
+        outside = legends_outside(fig)
+        check(fig.axes[0].get_legend() is not None, "no legend")
+    finally:
+        plots.plt.close(fig)
+    check(not outside, "legend past the figure's edge:\n" + "\n".join(outside))
+
+
+@test
+def every_legend_inside_its_figure():
+    """Every figure the report draws (the comparison's, and the per-run
+    figure of a run with every fate a notice can give) keeps its legends
+    inside the figure."""
+    camp = os.path.join(TMP, "legends")
+    os.makedirs(camp)
+    for p in ON_TIME:
+        for seed in (1, 2, 3):
+            write_run(camp, p, seed)
+    d = os.path.join(camp, "policy=simple,rep=01")
+    flow = stats.Run(d).flows["call"]
+    lost = [int(i) for i in np.flatnonzero(flow.select("audio", WARMUP_S)
+                                           & np.isnan(flow.recv))]
+    with open(os.path.join(d, "media-call.notices.rec"), "w") as f:
+        f.write("# sbpn-notices 1\n# role: send\nseq\tclass\treason\texpiry_ns\tnotice_ns\n"
+                + "".join(f"{q}\taudio\t{r}\t0\t0\n" for q, r in
+                          zip(lost, ("expired", "frame", "evicted")))
+                + "# complete: 1\n")
+    seen, outside = [], []
+    real = plots._save
+
+    def save(fig, fig_dir, name):
+        seen.append(name)
+        outside.extend(f"{name}: {o}" for o in legends_outside(fig))
+        return real(fig, fig_dir, name)
+    plots._save = save
+    try:
+        rc, text, err = run_report(camp, "--out", os.path.join(TMP, "legends-report"),
+                                   "--runs", "simple,rep=01$")
+    finally:
+        plots._save = real
+    check(rc == 0, f"rc {rc}: {err}")
+    check(sorted(seen) == sorted(["synthetic_flow_call-delivery", "synthetic_flow_call-delay",
+                                  "synthetic_flow_call-rates", "synthetic_flow_call-ccid3",
+                                  "run-policy=simple_rep=01-call"]), f"figures {seen}")
+    check(not outside, "legends past the figure's edge:\n" + "\n".join(outside))
 
 
 @test
