@@ -10,14 +10,11 @@ shown; its PSNR and SSIM
 on pictures worked by hand are build/vp8-score-unit's; bad input exits 2
 with a message, a frame libvpx cannot decode exits 1.
 
-host_tests.py runs these among its own (tests(tmp)); alone:
-python3 userspace/tests/vp8_score_test.py (after make -C userspace check).
+host_tests.py runs these among its own (tests(tmp)): make -C userspace
+check.
 """
 import os
-import shutil
 import subprocess
-import sys
-import tempfile
 
 US = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCORE = f"{US}/bin/vp8-score"
@@ -188,26 +185,3 @@ def tests(tmp):
         check(rc == 1 and "frame 0" in err, f"corrupt key frame: {rc} {err}")
 
     return out
-
-
-def main():
-    tmp = tempfile.mkdtemp(prefix="vp8-score-tests.")
-    fns = tests(tmp)
-    print("TAP version 13")
-    print(f"1..{len(fns)}")
-    failed = 0
-    for i, fn in enumerate(fns, 1):
-        try:
-            fn()
-            print(f"ok {i} {fn.__name__}")
-        except Exception as e:  # noqa: BLE001 - report any failure as not ok
-            failed += 1
-            for line in str(e).splitlines() or [repr(e)]:
-                print(f"# {line}")
-            print(f"not ok {i} {fn.__name__}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
