@@ -623,14 +623,16 @@ def policies(rows):
     return sorted({r["policy"] for r in rows}, key=key)
 
 
-def quality_metrics(flow, warmup_s, buffer_s=EMODEL_BUFFER_MS / 1000):
+def quality_metrics(flow, warmup_s, buffer_s=EMODEL_BUFFER_MS / 1000, frame_chain=True):
     """What a viewer and a listener get (sbpnlab.quality): the video's
     decodable frames, freezes and 95th-percentile frame delay (frames
     after warm-up; reference chains run through it), and the audio's
-    E-model R and MOS with a fixed jitter buffer of buffer_s."""
+    E-model R and MOS with a fixed jitter buffer of buffer_s.  Without
+    frame_chain (a VP8 call, whose frames reference what their layer
+    reads, not the frame before: vp8call scores it) the video's are NaN."""
     out = {}
     v = flow.cls == "video"
-    if v.any():
+    if v.any() and frame_chain:
         q = quality.video_quality(
             flow.planned[v], flow.recv[v], flow.expiry[v],
             None if flow.key is None else flow.frame[v],
@@ -694,8 +696,9 @@ def run_metrics(run, buffer_s):
         for lv in range(6):
             row[f"audio.level{lv}"] = (levels == lv).mean() if len(levels) else math.nan
         row["audio.acceptable"] = row["audio.level0"] + row["audio.level1"]
-        row.update(quality_metrics(flow, warm))
-        if os.path.exists(vp8call.paths(run.dir, name)["frames"]):
+        vp8 = os.path.exists(vp8call.paths(run.dir, name)["frames"])
+        row.update(quality_metrics(flow, warm, frame_chain=not vp8))
+        if vp8:
             row.update({f"vp8.{k}": v for k, v in vp8call.flow_metrics(
                 run.dir, name, flow, run.t0_ns, flow.start + warm).items()})
         late = (flow.sent - flow.planned)[flow.planned >= flow.start + warm]

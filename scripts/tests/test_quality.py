@@ -310,7 +310,8 @@ def stats_reads_key_columns_of_the_records():
     # Records with coding dependencies through stats.MediaFlow: frames
     # 0 (key), 1, 2 (P) every 100 ms from t0 + 1 s, one piece each,
     # lifetime 200 ms, frame 1 lost: decodable 0 only, 1 of 3 (the frames
-    # on time would be 2 of 3).  Without the key column: 2 of 3.
+    # on time would be 2 of 3).  Without the key column: 2 of 3.  Without
+    # the frame-before rule (a VP8 call's): NaN.
     import tempfile
     from sbpnlab import records, stats
     tmp = tempfile.mkdtemp(prefix="sbpn-quality.")
@@ -334,6 +335,12 @@ def stats_reads_key_columns_of_the_records():
         flow = stats.MediaFlow("call", records.read(send), records.read(recv), t0)
         got = stats.quality_metrics(flow, 0)["video.decodable_frac"]
         close(got, 1 / 3 if coded else 2 / 3, 1e-12, f"decodable, coded={coded}")
+        # a VP8 call's frames do not reference the frame before: no such rule
+        got = stats.quality_metrics(flow, 0, frame_chain=False)
+        check(all(math.isnan(got[f"video.{k}"]) for k in ("decodable_frac", "freezes",
+                                                          "freeze_s_per_min",
+                                                          "frame_delay_p95_ms")),
+              "the frame-before rule applied to a VP8 call")
 
 
 def main():
