@@ -191,6 +191,8 @@ host_tests() {
 		count_suite vp8call "$LOG/vp8call.log" "${PIPESTATUS[0]}"
 		.venv/bin/python scripts/tests/test_vp8report.py 2>&1 | tee "$LOG/vp8report.log"
 		count_suite vp8report "$LOG/vp8report.log" "${PIPESTATUS[0]}"
+		.venv/bin/python scripts/tests/test_stepresponse.py 2>&1 | tee "$LOG/stepresponse.log"
+		count_suite stepresponse "$LOG/stepresponse.log" "${PIPESTATUS[0]}"
 		.venv/bin/python scripts/tests/test_imports.py 2>&1 | tee "$LOG/imports.log"
 		count_suite imports "$LOG/imports.log" "${PIPESTATUS[0]}"
 		.venv/bin/python scripts/tests/test_decide.py 2>&1 | tee "$LOG/decide.log"

@@ -772,6 +772,12 @@ VP8_COLUMNS = (("vp8.frames_shown_pct", 1, "frames shown %", 1),
                ("vp8.key_frames", 1, "key frames", 1),
                ("vp8.target_kbps", 1, "target kbit/s", 0),
                ("vp8.allowed_kbps", 1, "allowed kbit/s", 0))
+# How the call followed the link's rate steps, in runs whose link had a
+# rate schedule (Documentation/statistics.rst, "Steps of the link's rate").
+VP8_STEP_COLUMNS = (("vp8.settle_up_s", 1, "settle up s", 1),
+                    ("vp8.settle_down_s", 1, "settle down s", 1),
+                    ("vp8.not_settled", 1, "not settled", 1),
+                    ("vp8.link_util_pct", 1, "link used %", 1))
 # Its paired differences, beside the paired table's audio on time and
 # competing TCP goodput (the same pairings, made once).
 PAIRED_VP8 = (("vp8.frames_shown_pct", 1, "Δ frames shown pp", 1),
@@ -780,34 +786,58 @@ PAIRED_VP8 = (("vp8.frames_shown_pct", 1, "Δ frames shown pp", 1),
               ("vp8.frame_delay_p95_ms", 1, "Δ on-screen delay p95 ms", 0),
               ("audio.on_time_frac", 100, "Δ audio on time pp", 1),
               ("tcp.goodput_kbps", 1, "Δ competing TCP kbit/s", 1))
+PAIRED_VP8_STEP = (("vp8.settle_up_s", 1, "Δ settle up s", 1),
+                   ("vp8.settle_down_s", 1, "Δ settle down s", 1),
+                   ("vp8.not_settled", 1, "Δ not settled", 1),
+                   ("vp8.link_util_pct", 1, "Δ link used pp", 1))
+STEP_NOTE = ("; over the link's rate steps after warm-up, the mean time (s, to 1 s) the "
+             "call's offered rate took to reach 90 % of its new level after a step up and "
+             "to fall to 110 % of it after a step down (its level: its mean rate over the "
+             "phase's last half), a step not settled counted as its phase's length, and "
+             "how many steps did not settle; its received bits over what the link could "
+             "carry (\"Steps of the link's rate\")")
+
+
+def has_steps(rows):
+    """Whether any row has the step-response metrics (a VP8 call over a
+    link whose rate changed)."""
+    return any("vp8.settle_up_s" in r for r in rows)
 
 
 def vp8_table(by_policy, summaries):
-    """The VP8 call as its viewer saw it, per variant."""
-    head, table = column_table(by_policy, summaries, VP8_COLUMNS)
+    """The VP8 call as its viewer saw it, per variant; with a rate
+    schedule, how it followed the link's steps."""
+    steps = has_steps(r for rs in by_policy.values() for r in rs)
+    head, table = column_table(by_policy, summaries,
+                               VP8_COLUMNS + (VP8_STEP_COLUMNS if steps else ()))
     return ("The VP8 call: frames shown of those coded %, frames coded per second, "
             "freeze seconds per minute (WebRTC's, with the call's leading and trailing "
             "gaps: 60 for a call that showed nothing), mean SSIM and PSNR of the screen's "
             "luma against the camera's at each capture slot, the 95th-percentile age of "
             "the picture on screen (median (min/median/max) over runs; inf: the screen "
             "was black for more than 5 % of the slots), key frames coded, the means of "
-            "the encoder's target and of the rate CCID 3 allowed the video (kbit/s); "
-            "mean ±95 % CI (min/median/max) over runs; after warm-up; "
-            "Documentation/statistics.rst, \"The VP8 call\"", head, table)
+            "the encoder's target and of the rate CCID 3 allowed the video (kbit/s)"
+            + (STEP_NOTE if steps else "") + "; mean ±95 % CI (min/median/max) over runs; "
+            "after warm-up; Documentation/statistics.rst, \"The VP8 call\"", head, table)
 
 
 def paired_vp8_table(rows, pairs, baseline, summaries):
     """The VP8 call's frames shown, freezes, SSIM and on-screen delay,
-    audio on time and competing TCP goodput: differences of each pair
-    (base, variant) of pairs, paired by seed."""
-    head, table = paired_columns(rows, pairs, baseline, summaries, PAIRED_VP8)
+    audio on time and competing TCP goodput (with a rate schedule, the
+    step metrics too): differences of each pair (base, variant) of pairs,
+    paired by seed."""
+    steps = has_steps(rows)
+    head, table = paired_columns(rows, pairs, baseline, summaries,
+                                 PAIRED_VP8 + (PAIRED_VP8_STEP if steps else ()))
     if not table:
         return "the VP8 call: no pair of variants to compare", [], []
     named = "; a row \"a - b\": a against b" if any(" - " in r[0] for r in table) else ""
     return (f"The VP8 call: differences to {baseline} of runs with the same seed{named}, "
             "mean ±95 % CI (min/median/max); on-screen delay: median (min/median/max), "
             "inf where only the variant's screen was black for more than 5 % of the "
-            "slots (-inf: only the baseline's), 0 where both were", head, table)
+            "slots (-inf: only the baseline's), 0 where both were"
+            + ("; settling times, steps not settled and link used as in the VP8 table"
+               if steps else ""), head, table)
 
 
 def short_table(by_policy, summaries):

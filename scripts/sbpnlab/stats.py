@@ -11,7 +11,8 @@ loss_period_levels(); per flow: media_rates(), tcp_rates() in 0.4 s bins,
 and what a viewer and a listener get (sbpnlab.quality: decodable frames,
 freezes, frame delay, the E-model's R and MOS);
 per short-flow group: short_rates(); per run: link_share(), jain(),
-link_capacity(), stall_fraction(), short_flows();
+link_capacity(), stall_fraction(), short_flows(); per VP8 call over a link
+whose rate changes: step_response() (sbpnlab.stepresponse);
 run_metrics() gathers them all.  Across
 runs: summary() (mean, 95 % Student-t interval, min/median/max) and
 paired() (differences by seed).  Nothing here runs an experiment or draws.
@@ -24,7 +25,7 @@ import os
 import numpy as np
 from scipy import stats as scipy_stats
 
-from . import RESULTS_FORMAT, quality, records, vp8call
+from . import RESULTS_FORMAT, quality, records, stepresponse, vp8call
 from .scenario import flow_label, parse_rate, setting_of
 
 CLASSES = ("audio", "video")
@@ -516,14 +517,22 @@ def jain(xs):
     return float(x.sum() ** 2 / (len(x) * (x ** 2).sum()))
 
 
+def link_steps(run):
+    """The forward bottleneck's rate over the run: (starting rate,
+    [(t_s, rate)]) in bit/s, each change at the time link.log says it was
+    applied (or, without a log, when the schedule planned it)."""
+    initial, planned = run.meta["link"]["initial_rate"], run.meta["link"]["changes"]
+    steps = run.link_log or [(t, parse_rate(r)) for t, r in planned]
+    return float(parse_rate(initial)), [(float(t), float(r)) for t, r in steps]
+
+
 def link_capacity(run, edges):
     """Forward bottleneck rate (bit/s) averaged over each bin: the scenario's
     starting rate, then each change at the time link.log says it was
     applied (or, without a log, when the schedule planned it)."""
-    initial, planned = run.meta["link"]["initial_rate"], run.meta["link"]["changes"]
-    steps = run.link_log or [(t, parse_rate(r)) for t, r in planned]
+    initial, steps = link_steps(run)
     times = np.array([0.0] + [t for t, _ in steps])
-    rates = np.array([parse_rate(initial)] + [r for _, r in steps], dtype=float)
+    rates = np.array([initial] + [r for _, r in steps], dtype=float)
     # Integrate the step function over each bin.
     out = np.zeros(len(edges) - 1)
     ends = np.append(times[1:], np.inf)
@@ -647,6 +656,22 @@ def quality_metrics(flow, warmup_s, buffer_s=EMODEL_BUFFER_MS / 1000, frame_chai
     return out
 
 
+def step_response(run, flow, goodput, capacity, window):
+    """How a call followed the link's rate schedule (stepresponse;
+    Documentation/statistics.rst, "Steps of the link's rate"): its
+    offered rate (every packet it planned, audio and coded video, accepted
+    by sendmsg() or not) against each change of the link's rate after the
+    warm-up, and its goodput over the link's capacity in the run's
+    window: settle_up_s, settle_down_s, not_settled, steps, link_util_pct."""
+    initial, changes = link_steps(run)
+    responses = stepresponse.step_responses(
+        flow.planned, flow.bits, initial, changes, flow.start, float(flow.planned.max()),
+        since_s=flow.start + run.warmup_s)
+    out = stepresponse.step_metrics(responses)
+    out["link_util_pct"] = stepresponse.link_util_pct(goodput, capacity, window)
+    return out
+
+
 def run_metrics(run, buffer_s):
     """One dict per media flow of a run: identity (run, policy, seed, ...)
     and every per-run metric, after warm-up.  Loss-period levels are those
@@ -661,7 +686,8 @@ def run_metrics(run, buffer_s):
     goodput.update({n: tcp_rates(run.tcp[n]["intervals"], edges) for n in competing})
     if run.short is not None:
         goodput.update({f"short.g{g}": r for g, r in short_rates(run.short, edges).items()})
-    shared = link_share(goodput, link_capacity(run, edges), window)
+    capacity = link_capacity(run, edges)
+    shared = link_share(goodput, capacity, window)
     # what the competing (forward) TCP flows got, together, and how many
     # they were (the mean flow's share is the one divided by the other)
     shared["tcp.goodput_kbps"] = (sum(float(goodput[n][window].mean()) for n in competing)
@@ -701,6 +727,9 @@ def run_metrics(run, buffer_s):
         if vp8:
             row.update({f"vp8.{k}": v for k, v in vp8call.flow_metrics(
                 run.dir, name, flow, run.t0_ns, flow.start + warm).items()})
+            if meta["link"]["changes"]:
+                row.update({f"vp8.{k}": v for k, v in
+                            step_response(run, flow, goodput[name], capacity, window).items()})
         late = (flow.sent - flow.planned)[flow.planned >= flow.start + warm]
         row["send_late_p99_ms"] = (float(np.percentile(late, 99)) * 1000 if len(late)
                                    else math.nan)
