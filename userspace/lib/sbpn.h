@@ -8,6 +8,18 @@
  * returns 0 (or a byte count) on success and -1 with errno set on failure,
  * like the system calls underneath; nothing prints.
  *
+ * A priority (DCCP_SCM_PRIORITY) is a uint32_t and higher is more
+ * important: PRIO and the SBPN policies send the highest priority first
+ * (unless sbpn_set_edf() orders by expiry) and, when the queue is full,
+ * give up the lowest first.  An expiry
+ * (DCCP_SCM_EXPIRY) is an absolute time in nanoseconds on CLOCK_MONOTONIC
+ * (clock_gettime(CLOCK_MONOTONIC) plus the packet's lifetime), not a
+ * lifetime; 0 means none.  A drop notice (sbpn_read_notice()) gives back
+ * the payload, the reason and the expiry, not the frame id nor the
+ * priority: an application that must know which frame a notice is about
+ * keeps the frame in its payload, as sbpn-send does in its 32-byte header
+ * (Documentation/records.rst, Payload).
+ *
  * It builds against the stock 6.1 <linux/dccp.h> and against the project's
  * patched one: what the header provides is probed at build time into
  * config.h (HAVE_DCCP_SCM_EXPIRY, HAVE_DCCPQ_POLICY_SBPN1, ...).  Missing
@@ -46,8 +58,8 @@ enum sbpn_policy {
 };
 
 /* Which control messages sbpn_send() attaches. */
-#define SBPN_CMSG_PRIORITY	0x1	/* DCCP_SCM_PRIORITY, __u32 */
-#define SBPN_CMSG_EXPIRY	0x2	/* DCCP_SCM_EXPIRY, __u64 ns CLOCK_MONOTONIC */
+#define SBPN_CMSG_PRIORITY	0x1	/* DCCP_SCM_PRIORITY, __u32, higher first */
+#define SBPN_CMSG_EXPIRY	0x2	/* DCCP_SCM_EXPIRY, __u64 absolute ns, CLOCK_MONOTONIC */
 #define SBPN_CMSG_FRAME		0x4	/* DCCP_SCM_FRAME, __u32 frame id, not 0 */
 
 /* The qpolicy counters (DCCP_SOCKOPT_QPOLICY_STATS), packets each. */
@@ -72,10 +84,17 @@ enum sbpn_drop_reason {
 	SBPN_DROP_COUNT
 };
 
-/* One drop notice from the socket's error queue. */
+/*
+ * One drop notice from the socket's error queue.  It has no frame id (nor
+ * priority): the kernel returns only the payload as it was sent, so the
+ * application keeps whatever names the packet (its frame, a sequence
+ * number) in the payload and reads it back from there.
+ */
 struct sbpn_notice {
 	enum sbpn_drop_reason reason;
-	uint64_t expiry_ns;	/* the packet's expiry, 0 for none */
+	uint64_t expiry_ns;	/* the packet's expiry as sent (absolute ns,
+				 * CLOCK_MONOTONIC), 0 for none
+				 */
 	size_t len;		/* payload bytes copied into the caller's buffer */
 };
 
@@ -194,7 +213,9 @@ int sbpn_get_frame(int fd, int *on);
  * EOPNOTSUPP when this build's header lacks the notices.  sbpn_read_notice
  * reads one without blocking into buf (cap bytes): 1 and *n filled, 0 when
  * there is none, -1 and errno on error (EBADMSG: not a drop notice;
- * EMSGSIZE: more control data than a notice has).  It reads with
+ * EMSGSIZE: more control data than a notice has).  The payload in buf is
+ * the only way to tell which packet it was: the frame id given to
+ * sbpn_send_frame() does not come back.  It reads with
  * sbpn_read_errqueue() (sbpn_errqueue.h), which the selftests use too.
  */
 const char *sbpn_drop_reason_name(enum sbpn_drop_reason r);
@@ -210,7 +231,12 @@ int sbpn_notice_from_ee(const struct sock_extended_err *ee, struct sbpn_notice *
 
 /*
  * Send one datagram.  cmsgs (SBPN_CMSG_*) says which of prio and
- * expiry_ns (absolute, CLOCK_MONOTONIC) are attached.  flags go to
+ * expiry_ns are attached.  prio: higher is more important (sent first,
+ * given up last on a full queue; PRIO and the SBPN policies).  expiry_ns:
+ * the absolute time in ns on CLOCK_MONOTONIC after which the packet is of
+ * no use to the receiver; 0, or 2^63 - 1 and above, for never (SBPN
+ * policies; by default the kernel judges a packet expired once expiry_ns <
+ * now + RTT/2, i.e. it could no longer arrive in time).  flags go to
  * sendmsg() (MSG_DONTWAIT: a full queue gives EAGAIN instead of waiting).
  */
 ssize_t sbpn_send(int fd, const void *buf, size_t len, uint32_t prio,
@@ -221,7 +247,9 @@ ssize_t sbpn_send(int fd, const void *buf, size_t len, uint32_t prio,
  * attached when cmsgs has SBPN_CMSG_FRAME (the SBPN policies take it, where
  * the kernel has it: sbpn_policy_cmsgs()); 0 attaches none.  Without an id
  * the kernel takes the packets of one priority and expiry to be a frame
- * (DCCP_QPOLICY_F_FRAME).
+ * (DCCP_QPOLICY_F_FRAME).  prio and expiry_ns as for sbpn_send().  The id
+ * only tells the kernel which packets belong together; a drop notice does
+ * not carry it, so put it in the payload too to read it back.
  */
 ssize_t sbpn_send_frame(int fd, const void *buf, size_t len, uint32_t prio,
 			uint64_t expiry_ns, uint32_t frame, unsigned int cmsgs,
