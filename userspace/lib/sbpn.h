@@ -20,10 +20,12 @@
  * keeps the frame in its payload, as sbpn-send does in its 32-byte header
  * (Documentation/records.rst, Payload).
  *
- * It builds against the stock 6.1 <linux/dccp.h> and against the project's
- * patched one: what the header provides is probed at build time into
- * config.h (HAVE_DCCP_SCM_EXPIRY, HAVE_DCCPQ_POLICY_SBPN1, ...).  Missing
- * features fail at run time with EOPNOTSUPP.
+ * The library builds against the project's patched <linux/dccp.h>: what
+ * the header provides is probed at build time into config.h
+ * (HAVE_DCCP_SCM_EXPIRY, HAVE_DCCPQ_POLICY_SBPN1, ...), and the build stops
+ * when the header lacks any of it.  Built against the stock header on
+ * purpose (make STOCK_HEADER=1), the missing features fail at run time
+ * with EOPNOTSUPP.  This header itself needs neither.
  */
 #ifndef SBPN_H
 #define SBPN_H

@@ -875,6 +875,57 @@ def sbpn_policy_needs_patched_header():
               f"sbpn1 without header: rc {p.returncode}: {p.stderr}")
 
 
+
+# ---- the build: the header it needs, install, the documented examples -----
+
+def userspace_copy(name):
+    """A copy of userspace's Makefile and sources under TMP, to build in
+    with other variables without touching build/ and lib/ here."""
+    d = f"{TMP}/{name}"
+    os.makedirs(d)
+    shutil.copy(f"{US}/Makefile", d)
+    for sub in ("lib", "src"):
+        shutil.copytree(f"{US}/{sub}", f"{d}/{sub}", ignore=shutil.ignore_patterns("*.a"))
+    return d
+
+
+def sub_make(*args):
+    """make run from here, not as part of make check's own jobs."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    return subprocess.run(["make", "--no-print-directory", *args], capture_output=True,
+                          text=True, timeout=300, env=env)
+
+
+@test
+def stock_header_refused_unless_asked():
+    """A build against a linux/dccp.h without the SBPN additions (the
+    distribution's, HDR=/usr/include) stops before compiling, naming what
+    the header lacks and how to get the patched one; STOCK_HEADER=1 builds
+    it, and sbpn-send then refuses an SBPN policy with its message; the
+    probe follows HDR back to the patched header."""
+    stock = "/usr/include"
+    check(os.path.isfile(f"{stock}/linux/dccp.h"), f"no {stock}/linux/dccp.h (linux-libc-dev)")
+    d = userspace_copy("stock")
+    p = sub_make("-C", d, f"HDR={stock}", "lib/libsbpn.a")
+    check(p.returncode != 0, f"HDR={stock} built the library:\n{p.stdout}")
+    for says in ("DCCPQ_POLICY_SBPN1", "DCCP_SCM_EXPIRY", "make headers", "STOCK_HEADER=1"):
+        check(says in p.stderr, f"HDR={stock}: {says!r} not in the error:\n{p.stderr}")
+    check("error:" not in p.stderr and not os.path.exists(f"{d}/build/config.h"),
+          f"HDR={stock}: stopped in the compiler or left a config.h:\n{p.stderr}")
+    p = sub_make("-C", d, f"HDR={stock}", "STOCK_HEADER=1", "lib/libsbpn.a", "bin/sbpn-send")
+    check(p.returncode == 0, f"STOCK_HEADER=1: rc {p.returncode}: {p.stderr}")
+    with open(f"{d}/build/config.h") as f:
+        check("/* no DCCPQ_POLICY_SBPN1 */" in f.read(), "STOCK_HEADER=1: config.h has SBPN1")
+    p = run([f"{d}/bin/sbpn-send", "--dry-run", "--out", f"{TMP}/stock.tsv", "--flow", "f",
+             "--policy", "sbpn1", "--duration", "1"])
+    check(p.returncode == 2 and "without the SBPN policies" in p.stderr,
+          f"stock sbpn-send --policy sbpn1: rc {p.returncode}: {p.stderr}")
+    hdr = os.environ.get("HDR", f"{ROOT}/build/include")
+    p = sub_make("-C", d, f"HDR={hdr}", "lib/libsbpn.a")
+    with open(f"{d}/build/config.h") as f:
+        check(p.returncode == 0 and "#define HAVE_DCCPQ_POLICY_SBPN1 1" in f.read(),
+              f"back to HDR={hdr}: rc {p.returncode}, config.h not probed again: {p.stderr}")
+
 # ---- pcap2trace -------------------------------------------------------------
 
 def udp_frame(src, dst, sport, dport, payload_len):
