@@ -33,9 +33,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
-/* Debian's Python and older libcs lack these; they are ABI. */
+/*
+ * Older libcs lack these; they are ABI.  glibc declares SOCK_DCCP and
+ * IPPROTO_DCCP as enumerators, so its headers come first: a macro of the
+ * same name defined before them would break their enums.
+ */
 #ifndef SOCK_DCCP
 #define SOCK_DCCP 6
 #endif

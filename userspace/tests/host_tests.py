@@ -878,6 +878,19 @@ def sbpn_policy_needs_patched_header():
 
 # ---- the build: the header it needs, install, the documented examples -----
 
+@test
+def sbpn_h_stands_alone():
+    """sbpn.h is included by programs outside the tree, before or after
+    libc's socket headers, without config.h or the patched uapi header:
+    its fallback numbers must not break libc's own SOCK_DCCP and
+    IPPROTO_DCCP."""
+    src = f"{TMP}/alone.c"
+    with open(src, "w") as f:
+        f.write("#include <sbpn.h>\n#include <sys/socket.h>\n#include <netinet/in.h>\n"
+                "int main(void)\n{\n\treturn SOCK_DCCP + IPPROTO_DCCP + SOL_DCCP == 308 ? 0 : 1;\n}\n")
+    p = run(["cc", "-Wall", "-Wextra", "-Werror", f"-I{US}/lib", "-c", "-o", f"{TMP}/alone.o", src])
+    check(p.returncode == 0, f"sbpn.h first, then <sys/socket.h>:\n{p.stderr}")
+
 def userspace_copy(name):
     """A copy of userspace's Makefile and sources under TMP, to build in
     with other variables without touching build/ and lib/ here."""
