@@ -939,6 +939,55 @@ def stock_header_refused_unless_asked():
         check(p.returncode == 0 and "#define HAVE_DCCPQ_POLICY_SBPN1 1" in f.read(),
               f"back to HDR={hdr}: rc {p.returncode}, config.h not probed again: {p.stderr}")
 
+
+PC_USER = r"""
+#include <stdio.h>
+#include <sbpn.h>
+#include <sbpn_errqueue.h>
+
+int main(void)
+{
+	int p = sbpn_policy_from_name("sbpn2");
+
+	printf("%s %s\n", sbpn_policy_name(p), sbpn_drop_reason_name(SBPN_DROP_FRAME));
+	return p == SBPN_POLICY_SBPN2 ? 0 : 1;
+}
+"""
+
+
+@test
+def install_and_pkg_config():
+    """make install puts libsbpn.a, sbpn.h, sbpn_errqueue.h and sbpn.pc
+    under DESTDIR and PREFIX; a program built with pkg-config --cflags
+    --libs sbpn alone (no tree paths) compiles, links and runs; make
+    uninstall takes them away again."""
+    hdr = os.environ.get("HDR", f"{ROOT}/build/include")
+    d = userspace_copy("install")
+    dest, prefix = f"{TMP}/destdir", "/opt/sbpn-test"
+    where = [f"HDR={hdr}", f"DESTDIR={dest}", f"PREFIX={prefix}"]
+    p = sub_make("-C", d, *where, "install")
+    check(p.returncode == 0, f"make install: rc {p.returncode}: {p.stderr}")
+    files = [f"{prefix}/lib/libsbpn.a", f"{prefix}/include/sbpn.h",
+             f"{prefix}/include/sbpn_errqueue.h", f"{prefix}/lib/pkgconfig/sbpn.pc"]
+    missing = [f for f in files if not os.path.isfile(dest + f)]
+    check(not missing, f"make install: {', '.join(missing)} not under DESTDIR")
+    env = dict(os.environ, PKG_CONFIG_PATH=f"{dest}{prefix}/lib/pkgconfig",
+               PKG_CONFIG_SYSROOT_DIR=dest)
+    pc = subprocess.run(["pkg-config", "--cflags", "--libs", "sbpn"], capture_output=True,
+                        text=True, env=env)
+    check(pc.returncode == 0, f"pkg-config sbpn: {pc.stderr}")
+    src, prog = f"{TMP}/pc_user.c", f"{TMP}/pc_user"
+    with open(src, "w") as f:
+        f.write(PC_USER)
+    p = run(["cc", "-Wall", "-Wextra", "-Werror", "-o", prog, src, *pc.stdout.split()])
+    check(p.returncode == 0, f"cc with `pkg-config --cflags --libs sbpn` = {pc.stdout.strip()!r}:"
+          f"\n{p.stderr}")
+    p = run([prog])
+    check(p.returncode == 0 and p.stdout == "sbpn2 frame\n", f"pc_user: rc {p.returncode}: {p.stdout}")
+    p = sub_make("-C", d, *where, "uninstall")
+    left = [f for f in files if os.path.exists(dest + f)]
+    check(p.returncode == 0 and not left, f"make uninstall: rc {p.returncode}, left {left}: {p.stderr}")
+
 # ---- pcap2trace -------------------------------------------------------------
 
 def udp_frame(src, dst, sport, dport, payload_len):
