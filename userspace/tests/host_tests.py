@@ -8,7 +8,9 @@ pattern, coincidence order, seed determinism, built-in defaults == the
 model file), its coding dependencies (key frames, sizes, the records'
 frame and key columns, key marks in traces), CBR sizes, trace and model parsing (good and bad files; errors
 must name file, line and field), the record format round trip over UDP and
-TCP on loopback, SIGINT handling, usage errors and pcap2trace.
+TCP on loopback, SIGINT handling, usage errors and pcap2trace; and the
+build: a stock linux/dccp.h refused, make install with pkg-config, the C
+and Python examples of Documentation/traffic.rst.
 """
 import os
 import re
@@ -20,6 +22,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -987,6 +990,69 @@ def install_and_pkg_config():
     p = sub_make("-C", d, *where, "uninstall")
     left = [f for f in files if os.path.exists(dest + f)]
     check(p.returncode == 0 and not left, f"make uninstall: rc {p.returncode}, left {left}: {p.stderr}")
+
+
+def doc_example(marker):
+    """The literal block between '.. example MARKER begin' and '.. example
+    MARKER end' in Documentation/traffic.rst: the block after the first
+    paragraph ending in '::' there, dedented."""
+    with open(f"{ROOT}/Documentation/traffic.rst") as f:
+        lines = f.read().splitlines()
+    b, e = lines.index(f".. example {marker} begin"), lines.index(f".. example {marker} end")
+    part = lines[b + 1:e]
+    start = next(i for i, line in enumerate(part) if line.rstrip().endswith("::")) + 1
+    return textwrap.dedent("\n".join(part[start:])).strip("\n") + "\n"
+
+
+def undefined_names(code, name):
+    """The names @code uses that neither it nor Python's builtins define."""
+    import builtins
+    import symtable
+    top = symtable.symtable(code, name, "exec")
+    defined = set(dir(builtins)) | {s.get_name() for s in top.get_symbols()
+                                    if s.is_assigned() or s.is_imported()}
+    used, tables = set(), [top]
+    while tables:
+        t = tables.pop()
+        used |= {s.get_name() for s in t.get_symbols()
+                 if s.is_referenced() and (t is top or s.is_global())}
+        tables.extend(t.get_children())
+    return sorted(used - defined)
+
+
+@test
+def docs_c_example_compiles():
+    """The C example of traffic.rst ("The C helper") is a whole program:
+    it compiles with -Wall -Wextra -Werror against sbpn.h and the patched
+    header and links with libsbpn.a (it needs DCCP to run: not run here)."""
+    hdr = os.environ.get("HDR", f"{ROOT}/build/include")
+    src = f"{TMP}/doc_example.c"
+    with open(src, "w") as f:
+        f.write(doc_example("sbpn-c"))
+    p = run(["cc", "-Wall", "-Wextra", "-Werror", f"-I{US}/lib", f"-I{hdr}", "-o",
+             f"{TMP}/doc_example", src, f"{US}/lib/libsbpn.a"])
+    check(p.returncode == 0, f"traffic.rst's C example:\n{p.stderr}")
+
+
+@test
+def docs_python_example_compiles():
+    """The Python example of traffic.rst ("The same from Python") compiles,
+    defines every name it uses and uses only what sbpn.py has."""
+    import ast
+    import py_compile
+    code = doc_example("sbpn-python")
+    src = f"{TMP}/doc_example.py"
+    with open(src, "w") as f:
+        f.write(code)
+    py_compile.compile(src, cfile=f"{TMP}/doc_example.pyc", doraise=True)
+    undefined = undefined_names(code, src)
+    check(not undefined, f"traffic.rst's Python example uses undefined {', '.join(undefined)}")
+    sys.path.insert(0, f"{US}/lib")
+    import sbpn  # noqa: E402
+    attrs = {n.attr for n in ast.walk(ast.parse(code))
+             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "sbpn"}
+    missing = sorted(a for a in attrs if not hasattr(sbpn, a))
+    check(attrs and not missing, f"traffic.rst's Python example: sbpn.py has no {', '.join(missing)}")
 
 # ---- pcap2trace -------------------------------------------------------------
 

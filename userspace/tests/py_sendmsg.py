@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The Python example of Documentation/traffic.rst, kept runnable.
+"""sbpn.py as the Python example of Documentation/traffic.rst uses it, run.
 
 usage: py_sendmsg.py ADDR PORT -- sends 10 packets with priorities and
 deadlines over DCCP (SBPN2, CCID 3) to sbpn-recv, with the payload header

@@ -129,7 +129,8 @@ for c in "${CASES[@]}"; do
 done
 tc -n "$A" qdisc change dev va root netem delay 10ms limit 10000
 
-# The Python example of Documentation/traffic.rst, against the real receiver.
+# sbpn.py as the Python example of Documentation/traffic.rst uses it, against
+# the real receiver (the host tests compile the example itself).
 n=$((n + 1))
 port=$((port + 1))
 rm -f "$OUT/python."*
