@@ -752,7 +752,9 @@ static int vp8_open(const struct model *m, uint64_t start, const char *kernel)
 }
 
 /* The rate CCID3 allows the video: X less the audio's payload rate, less
- * our header's share of each full piece (X counts payload bytes). */
+ * our header's share of each full piece (X counts payload bytes).  The
+ * encoder is told it with the next capture (vp8_prepare()), when it is
+ * idle. */
 static void vp8_rate(int fd, const struct model *m)
 {
 	struct sbpn_tx_info ti;
@@ -767,7 +769,6 @@ static void vp8_rate(int fd, const struct model *m)
 	vp8_allowed_bps = (ti.x_Bps * 8 - audio_bps) * (piece - SBPN_HDR_LEN) / piece;
 	if (vp8_allowed_bps < 1)
 		vp8_allowed_bps = 1;
-	vp8enc_set_rate(enc, vp8_allowed_bps);
 }
 
 static uint32_t layer_prio(const struct model *m, int layer)
@@ -792,6 +793,7 @@ static void vp8_prepare(struct vp8_job *j, const struct sched_pkt *p)
 {
 	j->p = *p;
 	j->allowed_bps = vp8_allowed_bps;
+	vp8enc_set_rate(enc, vp8_allowed_bps);
 	if (cfg.kf) {	/* a loss reported: the next coded frame is a key frame */
 		int forced;
 
