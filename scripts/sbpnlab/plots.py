@@ -395,21 +395,6 @@ def draw_vp8_run(out, run, flow, row=None):
                     title)
 
 
-def _screen(path, n):
-    """(the capture on screen, -1 for black; SSIM) at each of the n slots
-    of a kept screen (vp8call.SCREEN_COLUMNS under any '#' lines);
-    ValueError if it is not that."""
-    with open(path, encoding="utf-8") as f:
-        lines = [line for line in f.read().splitlines() if not line.startswith("#")]
-    if not lines or lines[0].split("\t") != vp8call.SCREEN_COLUMNS:
-        raise ValueError(f"{os.path.basename(path)}: not a kept screen")
-    rows = [line.split("\t") for line in lines[1:]]
-    if len(rows) != n or any(len(r) != 4 or r[0] != str(k) for k, r in enumerate(rows)):
-        raise ValueError(f"{os.path.basename(path)}: expected slots 0..{n - 1}")
-    return (np.array([-1 if r[1] == "-" else int(r[1]) for r in rows]),
-            np.array([float(r[3]) for r in rows]))
-
-
 def draw_vp8(out, run_dir, flow, name, t0_ns, playout_s, since_s, title):
     """The VP8 call of flow in run_dir (its media-<flow>.frames.rec and,
     if the metrics were computed, .screen.tsv) over time since t0_ns:
@@ -448,7 +433,7 @@ def draw_vp8(out, run_dir, flow, name, t0_ns, playout_s, since_s, title):
 
     display = t + playout_s
     try:
-        on, ssim = _screen(p["screen"], len(t))
+        on, _, ssim, _ = vp8call.read_screen(p["screen"], len(t))
     except (OSError, ValueError) as e:
         on = None
         ax_s.text(0.5, 0.5, f"no screen to show: {e}", transform=ax_s.transAxes,

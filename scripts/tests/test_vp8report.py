@@ -23,7 +23,7 @@ sys.path.insert(0, SCRIPTS)
 import ktap  # noqa: E402 - beside this file
 try:
     import numpy as np
-    from sbpnlab import plots, records, report, stats
+    from sbpnlab import plots, records, report, stats, vp8call
 except ImportError as e:
     print(f"Bail out! {e}: run scripts/venv.sh, then .venv/bin/python {sys.argv[0]}")
     sys.exit(1)
@@ -225,7 +225,7 @@ def write_call(d, screen=True):
         f.write("\n".join(lines) + "\n")
     if not screen:
         return
-    shown, on, rows = -1, [], ["slot\tshown\tpsnr_y\tssim_y"]
+    shown, on, rows = -1, [], [vp8call.HIDDEN, "\t".join(vp8call.SCREEN_COLUMNS)]
     for i in range(n):
         if coded[i] and i >= 4 and not 20 <= i < 30:
             shown = i
