@@ -404,7 +404,13 @@ HEADLINE = (("audio.on_time_frac", 100, "points", "audio on time"),
 # the sequential decision's metrics (sequential.METRICS = HEADLINE): they
 # are reported, not decided.  Freezes are there with or without coding
 # dependencies (without them a frame lost or late is a gap of its own).
-QUALITY_HEADLINE = (("video.freeze_s_per_min", 1, "s/min", "video freezes", 2),
+# A VP8 call's (those of "The VP8 call" table) come first: what its
+# decoder showed and how the screen looked, the video's verdict where the
+# Ekiga call's whole frames cannot say it.
+QUALITY_HEADLINE = (("vp8.frames_shown_pct", 1, "points", "VP8 frames shown", 1),
+                    ("vp8.ssim_mean", 1, "SSIM", "the VP8 screen", 3),
+                    ("vp8.freeze_s_per_min", 1, "s/min", "VP8 freezes", 2),
+                    ("video.freeze_s_per_min", 1, "s/min", "video freezes", 2),
                     ("audio.mos", 1, "MOS", "voice quality", 2))
 
 
@@ -473,7 +479,8 @@ def headline(rows, baseline, policy, title, reference=None, decided=None):
              "  " + "; ".join(verdicts) + "."]
     if reference is not None:
         ref = [f"{signed(reference[m], scale, decimals)} {unit} of {what}"
-               for m, scale, unit, what, decimals in finding_metrics() if m in reference]
+               for m, scale, unit, what, decimals in finding_metrics()
+               if m in reference and not math.isnan(reference[m]["mean"])]
         lines.append(f"  Reference ({reference['_source']}, {reference['_n']} pairs): "
                      + ("; ".join(ref) if ref else f"no {policy} in it") + ".")
     return lines
@@ -570,7 +577,8 @@ def paired_table(rows, baseline, summaries):
         # the finding's quality metrics: summary.csv only, for a later
         # report's --reference
         for metric, *_ in QUALITY_HEADLINE:
-            paired_summary(rows, baseline, p, metric, summaries)
+            if any(metric in r for r in rows):
+                paired_summary(rows, baseline, p, metric, summaries)
         table.append(row)
     return (f"differences to {baseline} of runs with the same seed, percentage points "
             "(TCP: kbit/s)", head, table)

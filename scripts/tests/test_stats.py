@@ -766,6 +766,50 @@ def headline_adds_freezes_and_voice_mos():
 
 
 @test
+def headline_names_what_the_vp8_decoder_showed():
+    # A VP8 call: sbpn2 shows 4 points more of its frames in every pair,
+    # its screen's SSIM is +0.02 and -0.01 alternately (mean +0.005:
+    # cannot tell), it freezes 1.5 s/min less; these follow TCP's goodput,
+    # frames shown first, and a reference's NaN (the Ekiga call's freezes,
+    # not measured for a VP8 flow) is left off its line.
+    def rows(vp8=True):
+        out = []
+        for i in range(10):
+            base = {"audio.on_time_frac": 0.9, "video.on_time_frac": 0.7,
+                    "tcp.goodput_kbps": 600.0, "audio.mos": 3.8}
+            v = {"vp8.frames_shown_pct": 55.0 + i, "vp8.ssim_mean": 0.45,
+                 "vp8.freeze_s_per_min": 30.0} if vp8 else {}
+            out.append({"policy": "simple", "key": (i, 1), **base, **v})
+            if vp8:
+                v = {"vp8.frames_shown_pct": 59.0 + i,
+                     "vp8.ssim_mean": 0.45 + (0.02 if i % 2 else -0.01),
+                     "vp8.freeze_s_per_min": 28.5}
+            out.append({"policy": "sbpn2", "key": (i, 1), **base, **v})
+        return out
+    lines = report.headline(rows(), "simple", "sbpn2", "t")
+    check("+4.0 ±0.0 points of VP8 frames shown" in lines[0] and
+          "+0.005 ±0.011 SSIM of the VP8 screen" in lines[0] and
+          "-1.50 ±0.00 s/min of VP8 freezes" in lines[0], f"numbers: {lines}")
+    check(lines[0].index("competing TCP goodput") < lines[0].index("VP8 frames shown")
+          < lines[0].index("VP8 screen") < lines[0].index("voice quality"), f"order: {lines}")
+    check("VP8 frames shown: higher" in lines[1] and "the VP8 screen: cannot tell" in lines[1]
+          and "VP8 freezes: lower" in lines[1], f"verdicts: {lines}")
+    check("VP8" not in report.headline(rows(False), "simple", "sbpn2", "t")[0],
+          "an Ekiga call's line names no VP8 metric")
+    ref = os.path.join(TMP, "reference-vp8.csv")
+    with open(ref, "w", newline="") as f:
+        w = csv.DictWriter(f, ["comparison", "policy", "metric", "n", "mean", "ci95"])
+        w.writeheader()
+        for metric, mean, ci in (("vp8.frames_shown_pct", 1.1, 6.8), ("vp8.ssim_mean", -0.035, 0.049),
+                                 ("video.freeze_s_per_min", "nan", "nan")):
+            w.writerow({"comparison": "x", "policy": "sbpn2", "metric": f"paired_{metric}",
+                        "n": 30, "mean": mean, "ci95": ci})
+    lines = report.headline(rows(), "simple", "sbpn2", "t", report.read_reference(ref, "sbpn2"))
+    check(lines[2] == "  Reference (reference-vp8.csv, 30 pairs): +1.1 ±6.8 points of VP8 "
+          "frames shown; -0.035 ±0.049 SSIM of the VP8 screen.", f"reference: {lines}")
+
+
+@test
 def paired_tables_pair_each_metric_once():
     """The paired table and the paired quality table share the finding's
     freezes and MOS: each variant's pairing of each metric is made once
