@@ -90,7 +90,6 @@ struct vp8enc {
 	bool want_key;
 	int phase;			/* position in the layer pattern */
 	int64_t writer[VP8_REFS];	/* frame that last wrote each buffer */
-	int64_t last_n;			/* last capture given to libvpx */
 };
 
 static int even(int v)
@@ -218,7 +217,6 @@ struct vp8enc *vp8enc_new(const struct vp8_params *p)
 		return NULL;
 	e->p = *p;
 	e->target_kbps = clamp_kbps(e, p->start_kbps * 1000.0);
-	e->last_n = -1;
 	e->level_n = -1;
 	for (int i = 0; i < VP8_REFS; i++)
 		e->writer[i] = -1;
@@ -288,7 +286,6 @@ int vp8enc_capture(struct vp8enc *e, uint64_t n, struct vp8_frame *f, enum vp8_s
 	const vpx_codec_cx_pkt_t *pkt;
 	vpx_codec_iter_t it = NULL;
 	uint32_t kbps;
-	unsigned long duration;
 	int layer, resized;
 	bool key;
 
@@ -332,9 +329,16 @@ int vp8enc_capture(struct vp8enc *e, uint64_t n, struct vp8_frame *f, enum vp8_s
 		codec_error(e, "layer");
 		return -1;
 	}
-	duration = e->last_n < 0 ? 1 : (unsigned long)(n - (uint64_t)e->last_n);
-	e->last_n = (int64_t)n;
-	if (vpx_codec_encode(&e->codec, &e->img, (vpx_codec_pts_t)n, duration, flags,
+	/*
+	 * One capture interval, whatever came before: libvpx measures the
+	 * time between frames from one frame's end (pts + duration) to the
+	 * next one's, so a capture not coded is a later pts, not a longer
+	 * duration.  A frame after a gap given the gap as its duration ends
+	 * after the next one does; libvpx then takes a negative interval for
+	 * the frame rate, its per-frame budget turns negative, and it drops
+	 * every frame from then on.
+	 */
+	if (vpx_codec_encode(&e->codec, &e->img, (vpx_codec_pts_t)n, 1, flags,
 			     VPX_DL_REALTIME)) {
 		codec_error(e, "encode");
 		return -1;
