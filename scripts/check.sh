@@ -81,7 +81,7 @@ skipped=0
 # The in-guest suites that must run: the kselftest collections (each with
 # the programs its Makefile lists) and the Python/shell suites.
 COLLECTIONS=$(make -s --no-print-directory -C selftests collections)
-VM_SUITES="$COLLECTIONS traffic keyframe testbed competing"
+VM_SUITES="$COLLECTIONS traffic keyframe vp8 testbed competing"
 # Suites allowed to skip whole, with the reason printed: none today.
 declare -A ALLOW_SKIP=()
 # Programs counted as one case, per suite: dccp_stress prints a result per

@@ -20,6 +20,7 @@ done
 SUITES+=(
 	"traffic:userspace/tests/vm_transfer.sh"
 	"keyframe:userspace/tests/vm_keyframe.sh"
+	"vp8:userspace/tests/vm_vp8.sh"
 	"testbed:scripts/tests/vm_testbed.py"
 	"competing:scripts/tests/vm_competing.py"
 )
