@@ -19,7 +19,9 @@
 #      the series' selftests patch is what selftests/ gives
 #      (series-selftests.sh --check), whichever git's version wrote it;
 #      docutils on Documentation/
-#      (scripts/doccheck.py)
+#      (scripts/doccheck.py); no words of the project's process (issue
+#      numbers, sessions, the machines it was made on) in any tracked file
+#      (scripts/tests/test_words.py)
 #   2. userspace host tests (make -C userspace check), and libFuzzer on the
 #      model and trace parsers for FUZZ_SECONDS (default 20) each
 #   3. the harness' host tests (scripts/tests/: the test accounting itself,
@@ -146,6 +148,9 @@ host_tests() {
 		GIT_CONFIG_KEY_0=format.signature GIT_CONFIG_VALUE_0=0.0.0-another-git \
 		scripts/series-selftests.sh --check
 	count_step docs /usr/bin/python3 scripts/doccheck.py
+	echo "== words (host)"
+	/usr/bin/python3 scripts/tests/test_words.py 2>&1 | tee "$LOG/words.log"
+	count_suite words "$LOG/words.log" "${PIPESTATUS[0]}"
 
 	echo "== userspace (host)"
 	make --no-print-directory -C userspace HDR="$BUILD/include" check 2>&1 | tee "$LOG/userspace.log"

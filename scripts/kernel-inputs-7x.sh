@@ -6,8 +6,8 @@
 # kernel-inputs.sh for KVER=7.3; the layout matches the other targets':
 #
 #   $CACHE/apt-trixie/               trixie and trixie-backports package
-#                                    lists, apart from the host's apt setup
-#                                    (PLATFORM.md); MIRROR= overrides the
+#                                    lists, apart from the host's apt setup;
+#                                    MIRROR= overrides the
 #                                    mirror (default deb.debian.org)
 #   $CACHE/$ABI/debs/                the .debs, all of Debian version $DEBVER
 #   $CACHE/$ABI/image/               linux-binary-unsigned, linux-modules and

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """What a receiver could show and play: video frames and voice quality.
 
-Video (issue #38, item 2; definitions in Documentation/statistics.rst):
+Video (definitions in Documentation/statistics.rst):
 frames() groups a flow's video packets into frames; decodable() follows
 each P-frame's reference chain back to its key frame; ready_times() says
 when each decodable frame could be decoded; freezes() counts freezes by

@@ -399,8 +399,8 @@ HEADLINE = (("audio.on_time_frac", 100, "points", "audio on time"),
             ("video.on_time_frac", 100, "points", "video on time"),
             ("video.frames_on_time_frac", 100, "points", "whole video frames on time"),
             ("tcp.goodput_kbps", 1, "kbit/s", "competing TCP goodput"))
-# What a viewer and a listener get, after them on the finding line (issue
-# #38, item 4): (metric, scale, unit, what it is, decimals).  Not among
+# What a viewer and a listener get, after them on the finding line:
+# (metric, scale, unit, what it is, decimals).  Not among
 # the sequential decision's metrics (sequential.METRICS = HEADLINE): they
 # are reported, not decided.  Freezes are there with or without coding
 # dependencies (without them a frame lost or late is a gap of its own).

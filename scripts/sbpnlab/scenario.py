@@ -44,7 +44,7 @@ def option_flags(media):
     return [o for o in CCID3_OPTIONS if media.get(o)
             and (o not in SBPN_ONLY or media["policy"].startswith("sbpn"))]
 RATE_UNITS = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9}
-# The key-frame loop's reports (issue #38, item 3; traffic.rst): a media
+# The key-frame loop's reports (traffic.rst, "The key-frame loop"): a media
 # flow's keyframe_on_loss lists any of them, [] (the default) none.
 KEYFRAME_SOURCES = ("receiver", "notice")
 

@@ -94,7 +94,7 @@ done
 if diff -U0 "$TMP/before" "$TMP/after" >"$TMP/changed"; then
 	ok "no kernel package installed or changed, /boot and /lib/modules as they were"
 else
-	echo "# fetching the kernel inputs changed what this machine boots or has:"
+	echo "# fetching the kernel inputs changed what the host boots or has:"
 	grep -E '^[-+][^-+]' "$TMP/changed" | sed 's/^/#   /'
 	not_ok "no kernel package installed or changed, /boot and /lib/modules as they were"
 fi

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # A campaign split over two "hosts" and merged (Documentation/testbed.rst,
-# Shards), end to end on this machine: each shard runs `sbpn-lab run
+# Shards), end to end on one host: each shard runs `sbpn-lab run
 # --shard K/2` in its own VM boot, into its own results directory, as two
 # hosts would; `sbpn-lab merge` joins them on the host, and `sbpn-lab
 # report` (the .venv, scripts/venv.sh) reads the merged directory.

@@ -177,7 +177,7 @@ def write(tmp, text, fname="t.toml"):
     return path
 
 
-# The key-frame loop (#38, item 3), after the entries other tests take first
+# The key-frame loop, after the entries other tests take first
 BAD += [
     ("keyframe_on_loss names an unknown report",
      GOOD.replace('name = "a"', 'name = "a"\nkeyframe_on_loss = ["receiver", "pli"]'),
@@ -207,7 +207,7 @@ BAD += [
      [":25:", "field 'sweep.keyframe_on_loss'", "a list of distinct values"]),
 ]
 
-# Named variants (#39, item 2): what is compared, crossed with the setting.
+# Named variants: what is compared, crossed with the setting.
 GOOD_V = """\
 [scenario]
 name = "v"

@@ -1034,7 +1034,7 @@ def report_faster_restart():
     check(rows == ["simple", "simple+fr", "prio", "prio+fr"], f"rows {rows}:\n{text}")
 
 
-# A campaign of named variants (#39, item 2): SIMPLE, "best" (SBPN2 with
+# A campaign of named variants: SIMPLE, "best" (SBPN2 with
 # faster_restart, "sbpn2+fr") and SBPN2, in that order (not the one the
 # report gives policies), audio on time of seeds 1-3.
 VARIANTS = (("simple", "simple", False, {1: 120, 2: 135, 3: 105}),

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * keyframe.h - the key-frame loop of issue #38, item 3: the decisions
- * only, no I/O (Documentation/traffic.rst, "The key-frame loop").
+ * keyframe.h - the key-frame loop: the decisions only, no I/O
+ * (Documentation/traffic.rst, "The key-frame loop").
  *
  * Sender (struct kf_send): a loss of video frame F reported by the
  * receiver or by a drop notice makes the next frame a key frame, unless

@@ -537,7 +537,7 @@ def receiver_sigterm_partial_records():
     check(len(r.rows) > 20, f"only {len(r.rows)} rows kept")
 
 
-# ---- the key-frame loop (#38, item 3) ------------------------------------------
+# ---- the key-frame loop ---------------------------------------------------------
 
 KEYFRAME_TEST = f"{US}/build/keyframe-test"
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The key-frame loop's "notice" path (#38, item 3), which needs DCCP and
+# The key-frame loop's "notice" path, which needs DCCP and
 # our modules, run INSIDE the VM:  scripts/vm-run -- userspace/tests/vm_keyframe.sh
 # (scripts/vm-tests.sh's suite "keyframe").
 #
