@@ -63,7 +63,7 @@ SBPN_VERSION	:= $(shell git -C $(ROOT) describe --always --dirty 2>/dev/null || 
 
 export KVER BUILD ABI
 
-.PHONY: all inputs modules headers userspace selftests check check-host check-vm demo \
+.PHONY: all inputs modules headers userspace selftests check check-host check-vm demo try \
 	reproduce bench \
 	friendliness friendliness-v2-modules check-debug stress stress-debug faults fuzz style series-selftests series-each \
 	venv vm load unload clean host-deps-check dkms-deb dkms-install-check dkms-vm dkms-check
@@ -180,6 +180,13 @@ demo: all venv
 		--reference $(DEMO_REFERENCE) $(BUILD)/demo/demo
 	@.venv/bin/python scripts/sbpn-lab report \
 		--reference $(DEMO_VP8_REFERENCE) $(BUILD)/demo/demo-vp8
+
+# A scenario of one's own, from any directory: staged into results/, run
+# in the VM and reported (sbpn-lab try; Documentation/testbed.rst, Running
+# it), e.g. make try SCENARIO=~/my-call.toml.
+try: all venv
+	@test -n '$(SCENARIO)' || { echo "make try: SCENARIO=FILE, a scenario (TOML)" >&2; exit 2; }
+	@.venv/bin/python scripts/sbpn-lab try '$(SCENARIO)'
 
 # The paper's experiments, scripts/scenarios/paper-*.toml, 30 repetitions
 # each: 2280 runs of 60 s, about 40 h on two TCG cores, 11 h with JOBS=4 and

@@ -3,6 +3,7 @@
 
   sbpn-lab list [DIR]             the scenarios in DIR (scripts/scenarios)
   sbpn-lab run SCENARIO... [opts] every run of each scenario (inside the VM)
+  sbpn-lab try SCENARIO [opts]    stage it, run it in the VM, report it (host)
   sbpn-lab timeout SCENARIO... [opts]  vm-run's --timeout for that run
   sbpn-lab merge DEST SRC...      one campaign from its shards (run --shard)
   sbpn-lab handshake SCENARIO     DCCP handshake times over its path (in the VM)
@@ -36,9 +37,11 @@ from .campaign import (RUN_OVERHEAD_S, VENV_PYTHON, VM_SLACK_S, OtherLength, Slo
                        run_status, selected, vm_timeout_s)
 from .sequential import looks as decide_looks, settings as decide_settings
 from .run import BIN
-from .scenario import ScenarioError, load
+from .scenario import ScenarioError, load, stage
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+LAB = os.path.join(ROOT, "scripts", "sbpn-lab")
 SCENARIO_DIR = os.path.normpath(os.path.join(HERE, "..", "scenarios"))
 EPILOG = """\
 The runs are the scenario's [[variant]] tables (what it compares) at each
@@ -270,6 +273,45 @@ def _cmd_serve_looks(args):
     return 0
 
 
+def _cmd_try(args):
+    """A scenario from anywhere, in one command: staged into the results
+    directory (the VM sees the host's files, not its /tmp), run in one VM
+    boot with a time limit that fits it, then reported.  The exit status
+    is the run's if it failed (what ran is still reported), else the
+    report's."""
+    try:
+        sc = load(args.scenario)
+    except ScenarioError as e:
+        return _bad_input(e)
+    results = os.path.abspath(args.results)
+    try:
+        staged = stage(sc, os.path.join(results, ".scenarios", sc.name))
+    except (OSError, ScenarioError) as e:
+        return _bad_input(f"{args.scenario}: cannot stage it in {results}: {e}")
+    ns = argparse.Namespace(scenario=[staged], jobs=args.jobs, only=args.only, shard=None)
+    sel = _selection(ns)
+    if isinstance(sel, int):
+        return sel
+    if ns.jobs == "auto":
+        return _bad_input("try: --jobs takes a number")
+    limit = vm_timeout_s(_estimate_s(sel[0], ns, None))
+    run = [LAB, "run", staged, "--results", results, "--jobs", str(ns.jobs)]
+    vm = [os.environ.get("VM_RUN", os.path.join(ROOT, "scripts", "vm-run")),
+          "--timeout", str(limit), "--out", results, "--"]
+    print(f"sbpn-lab try: {sc.name} staged in {os.path.dirname(staged)}; runs in the VM "
+          f"(--timeout {limit}), then the report", file=sys.stderr)
+    status = subprocess.run(vm + run + (["--only", args.only] if args.only else []),
+                            cwd=ROOT).returncode
+    python = VENV_PYTHON if os.access(VENV_PYTHON, os.X_OK) else sys.executable
+    report = subprocess.run([python, LAB, "report", os.path.join(results, sc.name)],
+                            cwd=ROOT).returncode
+    if status:
+        print(f"sbpn-lab try: the runs ended with status {status} (vm-run: 124 time "
+              f"limit, 125 kernel splat); what ran is in {os.path.join(results, sc.name)}",
+              file=sys.stderr)
+    return status or report
+
+
 def _cmd_merge(args):
     if os.path.abspath(args.dest) in map(os.path.abspath, args.source):
         return _bad_input("merge: DEST must not be one of the sources")
@@ -409,6 +451,19 @@ def main(argv=None):
                     "looks between rounds (seconds there, minutes in the VM); looks in "
                     "the VM if no server answers (sbpnlab.hostlook)")
     rn.set_defaults(func=_cmd_run)
+    tr = sub.add_parser("try", help="stage a scenario from any directory, run it in the "
+                        "VM and report it: one command (on the host)",
+                        description="Copy SCENARIO and the model and trace files it names "
+                        "into RESULTS/.scenarios/NAME/ (the VM sees the host's files but "
+                        "not its /tmp), run it with scripts/vm-run and a time limit that "
+                        "fits (sbpn-lab timeout), then `sbpn-lab report RESULTS/NAME` with "
+                        ".venv's Python.  A second call resumes the runs.")
+    tr.add_argument("scenario", help="scenario file (TOML), in any directory")
+    tr.add_argument("--results", default="results",
+                    help="results root, written by the VM (default ./results)")
+    tr.add_argument("--jobs", default="1", metavar="N", help="runs at once (default 1)")
+    tr.add_argument("--only", metavar="REGEX", help="as for run")
+    tr.set_defaults(func=_cmd_try)
     tm = sub.add_parser("timeout", help="seconds for scripts/vm-run --timeout that `run` "
                         "with the same scenarios and options needs: twice its estimated "
                         "wall time and 10 minutes (on the host)",

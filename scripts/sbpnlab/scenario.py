@@ -20,6 +20,7 @@ import itertools
 import math
 import os
 import re
+import shutil
 import tomllib
 
 from . import sequential
@@ -44,6 +45,9 @@ def option_flags(media):
     return [o for o in CCID3_OPTIONS if media.get(o)
             and (o not in SBPN_ONLY or media["policy"].startswith("sbpn"))]
 RATE_UNITS = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9}
+# The shipped models, which a scenario may name ("vp8", "ekiga-gop.model")
+MODELS_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                           "..", "..", "userspace", "models"))
 # The key-frame loop's reports (traffic.rst, "The key-frame loop"): a media
 # flow's keyframe_on_loss lists any of them, [] (the default) none.
 KEYFRAME_SOURCES = ("receiver", "notice")
@@ -138,7 +142,7 @@ def coded(media):
 
 
 KEYFRAME_NEEDS = ("source = \"vp8\", a model with video_gop > 0 (model = "
-                  "\"../../userspace/models/ekiga-gop.model\") or a trace: the key-frame "
+                  "\"ekiga-gop\", a shipped model by its name) or a trace: the key-frame "
                   "loop needs coding dependencies")
 
 
@@ -418,9 +422,14 @@ def _check_media(c, entries, duration, base):
         for f in ("model", "trace"):
             if f in m:
                 p = c.string(m, k + (f,), None)
+                named = os.path.join(MODELS_DIR, p if p.endswith(".model") else p + ".model")
                 p = os.path.normpath(os.path.join(base, p))
+                if f == "model" and not os.path.isfile(p) and "/" not in m[f]:
+                    p = named       # a shipped model by its name: "vp8"
                 if not os.path.isfile(p):
-                    c.fail(k + (f,), "an existing file (relative to the scenario)", m[f])
+                    c.fail(k + (f,), "an existing file (relative to the scenario)" +
+                           (", or the name of a model in userspace/models" if f == "model"
+                            else ""), m[f])
                 e[f] = p
         if e["source"] == "trace" and "trace" not in e:
             c.fail(k + ("trace",), "a trace file for source 'trace' (it is missing)")
@@ -725,6 +734,41 @@ class Scenario:
         variants = self.variants or [{"name": None, "point": {}}]
         return [RunSpec(self, {**v["point"], **p}, r, v["name"])
                 for r in range(1, reps + 1) for v in variants for p in self.points()]
+
+
+def stage(sc, dest):
+    """Copy scenario sc and the model and trace files it names into
+    directory dest, the copy naming them by their new place, so that it
+    runs wherever dest is visible (the VM sees the host's files but not
+    its /tmp); the copy's path.  The copy is checked as sc was."""
+    os.makedirs(dest, exist_ok=True)
+    with open(sc.path, encoding="utf-8") as f:
+        text = f.read()
+    taken = {}
+    for raw, media in zip(sc.raw["media"], sc.config["media"]):
+        for key in ("model", "trace"):
+            if key not in raw:
+                continue
+            src = media[key]
+            name = taken.get(src)
+            if name is None:
+                name = os.path.basename(src)
+                while name in taken.values() or name == "scenario.toml":
+                    name = "_" + name
+                taken[src] = name
+                shutil.copyfile(src, os.path.join(dest, name))
+            old = raw[key]
+            new = f'{key} = "{name}"'
+            text, n = re.subn(rf'^(\s*){key}\s*=\s*(["\']){re.escape(old)}\2',
+                              lambda m: m.group(1) + new, text, flags=re.MULTILINE)
+            if not n:
+                raise ScenarioError(f"{sc.path}: cannot stage {key} = {old!r}: write it "
+                                    f"on one line, as {key} = \"...\"")
+    path = os.path.join(dest, "scenario.toml")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    load(path)
+    return path
 
 
 def load(path):

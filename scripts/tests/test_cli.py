@@ -19,6 +19,7 @@ Exit 0 all passed, 1 a test failed.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -144,17 +145,111 @@ def makefile_timeouts():
               if "--timeout $$(scripts/sbpn-lab timeout" in line]
     apart = [line for line in text.splitlines()
              if "t=$$(scripts/sbpn-lab timeout" in line and "&&" in line and
-             "vm-run --timeout $$t " in line]
+             ("vm-run --timeout $$t " in line or "vm-run --timeout $$((t + v)) " in line)]
     ok = not inline and len(apart) == 4
     check("Makefile: sbpn-lab timeout's failure ends the recipe (t=$$(...) && vm-run)", ok,
           "" if ok else "\n".join(inline) + f"\n{len(apart)} set apart, want 4")
 
 
+MY_CALL = """\
+[scenario]
+name = "my-call"
+duration_s = 20
+repetitions = 2
+[link]
+rate = "1mbit"
+delay_fwd_ms = 40
+delay_rev_ms = 40
+[[media]]
+name = "call"
+source = "ekiga"
+transport = "dccp"
+  model = '../models/mine.model'
+[[media]]
+name = "voice"
+source = "cbr"
+transport = "udp"
+model = "cbr"
+[[variant]]
+name = "simple"
+policy = "simple"
+[[variant]]
+name = "sbpn2"
+policy = "sbpn2"
+"""
+# vm-run's stand-in: it writes its arguments down, then runs the command
+# after -- with --dry-run (the host has no DCCP)
+FAKE_VM_RUN = """\
+#!/bin/bash
+echo "$@" >"$FAKE_LOG"
+while [ "$1" != "--" ]; do shift; done
+shift
+"$@" --dry-run
+"""
+
+
+def try_stages_runs_and_reports(tmp):
+    """sbpn-lab try of a scenario in a directory of its own, naming a model
+    beside it by a relative path and a shipped one by its name: staged
+    into RESULTS/.scenarios/NAME with both models, the copy naming them by
+    their new place, the original untouched; vm-run given a time limit,
+    RESULTS as --out and `sbpn-lab run` of the staged copy into RESULTS;
+    then the report, of a campaign the stand-in never made: its exit
+    status, 2.  A scenario with an error: exit 2 naming its line, no VM."""
+    home = os.path.join(tmp, "home")
+    os.makedirs(os.path.join(tmp, "models"))
+    os.makedirs(home)
+    shutil.copyfile(os.path.join(os.path.dirname(SCRIPTS), "userspace", "models",
+                                 "ekiga.model"), os.path.join(tmp, "models", "mine.model"))
+    scenario = os.path.join(home, "my-call.toml")
+    with open(scenario, "w", encoding="utf-8") as f:
+        f.write(MY_CALL)
+    fake = os.path.join(tmp, "vm-run")
+    with open(fake, "w", encoding="utf-8") as f:
+        f.write(FAKE_VM_RUN)
+    os.chmod(fake, 0o755)
+    res, log = os.path.join(tmp, "res"), os.path.join(tmp, "vm-run.log")
+    env = dict(os.environ, VM_RUN=fake, FAKE_LOG=log)
+    p = subprocess.run([sys.executable, LAB, "try", scenario, "--results", res], cwd=home,
+                       capture_output=True, text=True, env=env)
+    staged = os.path.join(res, ".scenarios", "my-call")
+    try:
+        with open(os.path.join(staged, "scenario.toml"), encoding="utf-8") as f:
+            copy = f.read()
+        with open(log, encoding="utf-8") as f:
+            argv = f.read().split()
+    except OSError as e:
+        copy, argv = str(e), []
+    want = ["--out", res, "--", LAB, "run", os.path.join(staged, "scenario.toml"),
+            "--results", res, "--jobs", "1"]
+    check("sbpn-lab try stages the scenario and the models it names beside it",
+          sorted(os.listdir(staged)) == ["cbr.model", "mine.model", "scenario.toml"] and
+          "  model = \"mine.model\"" in copy and 'model = "cbr.model"' in copy and
+          open(scenario, encoding="utf-8").read() == MY_CALL, f"{os.listdir(staged)}\n{copy}")
+    check("... runs the copy in the VM with a time limit, into RESULTS",
+          argv[:1] == ["--timeout"] and argv[1].isdigit() and argv[2:] == want,
+          f"{argv}\n{p.stderr[-600:]}")
+    check("... then reports it, with the report's status (the stand-in made nothing: 2)",
+          p.returncode == 2 and "my-call/policy=sbpn2,rep=02" in p.stdout and
+          f"sbpn-lab report: {os.path.join(res, 'my-call')}: not a directory" in p.stderr,
+          f"exit {p.returncode}\n{p.stderr[-600:]}")
+    with open(scenario, "w", encoding="utf-8") as f:
+        f.write(MY_CALL.replace('rate = "1mbit"', 'rate = "fast"'))
+    os.remove(log)
+    p = subprocess.run([sys.executable, LAB, "try", scenario, "--results", res],
+                       capture_output=True, text=True, env=env)
+    check("sbpn-lab try of a scenario with an error: exit 2 naming it, no VM",
+          p.returncode == 2 and "my-call.toml:6: field 'link.rate'" in p.stderr and
+          not os.path.exists(log), f"exit {p.returncode}\n{p.stderr[-600:]}")
+
+
 def main():
     print("TAP version 13")
-    print("1..20")
+    print("1..24")
     with tempfile.TemporaryDirectory() as tmp:
         report_without_complete_runs(tmp)
+    with tempfile.TemporaryDirectory() as tmp:
+        try_stages_runs_and_reports(tmp)
     help_without_analysis()
     vm_run_help()
     vm_run_argument_checks()
