@@ -152,7 +152,7 @@ check-vm: all
 # DEMO_JOBS runs at once: 8, as the 30-pair reference ran, five waves of
 # eight runs of 60 s in about 6 minutes on our 2-core machines (each pair
 # runs in the same waves, and eight at once matched one at a time run by
-# run: Documentation/results.rst, Wall time).  demo.toml decides
+# run: Documentation/history.rst, Wall time).  demo.toml decides
 # (its [decide] table): the report computes the verdicts on audio and
 # whole video frames on time (Documentation/statistics.rst, The demo's
 # decision) and opens with the findings demo.toml names, the best

@@ -888,10 +888,10 @@ def documented_commands(cli):
     same block count."""
     from sbpnlab.cli import EPILOG
     texts = []
-    # not results.rst: its commands are records of what was run, with the
-    # limits and scenario files of their day
+    # not results.rst and history.rst: their commands are records of what
+    # was run, with the limits and scenario files of their day
     docs = [p for p in sorted(glob.glob(os.path.join(ROOT, "Documentation", "*.rst")))
-            if os.path.basename(p) != "results.rst"]
+            if os.path.basename(p) not in ("results.rst", "history.rst")]
     for path in [os.path.join(ROOT, "README")] + docs:
         with open(path, encoding="utf-8") as f:
             texts.append((os.path.relpath(path, ROOT), f.read()))
