@@ -7,7 +7,8 @@ same call over the same link.  Prints B minus A per policy and over all
 pairs, mean, 95 % Student-t interval and min/median/max: the on-time
 fractions of audio and video, CCID3's median allowed rate, the link's
 utilisation, the competing TCP flows' goodput and the sender's lateness,
-then the means of both.  Runs that
+then the means of both; with --figures DIR, DIR/compare.png shows
+every pair on one axis per metric.  Runs that
 are not complete in both campaigns are listed and left out (runs never made
 in a partial campaign only counted).  This is how one checks that a way of
 running (--jobs, another host, another module version) changes nothing
@@ -25,12 +26,29 @@ COLUMNS = (("audio.on_time_frac", 100, "audio on time", "pp"),
            ("utilisation", 100, "utilisation", "pp"),
            ("tcp.goodput_kbps", 1, "competing TCP", "kbit/s"),
            ("send_late_p99_ms", 1, "send late p99", "ms"))
+# A VP8 call's, where both campaigns have them: what its decoder showed
+VP8_COLUMNS = (("vp8.frames_shown_pct", 1, "VP8 frames shown", "pp"),
+               ("vp8.ssim_mean", 1, "VP8 SSIM", ""))
+
+
+def digits(metric):
+    """Decimals of a metric in the tables: SSIM's three, the others one."""
+    return 3 if metric == "vp8.ssim_mean" else 1
+
+
+def columns_of(pairs):
+    """COLUMNS, then VP8_COLUMNS if every pair has them."""
+    vp8 = all(m in x and m in y for x, y in pairs for m, *_ in VP8_COLUMNS)
+    return COLUMNS + (VP8_COLUMNS if pairs and vp8 else ())
 
 
 def add_arguments(parser):
     parser.add_argument("first", metavar="A", help="the campaign directory compared with")
     parser.add_argument("second", metavar="B", help="the campaign directory whose runs "
                         "are compared with A's of the same run id")
+    parser.add_argument("--figures", metavar="DIR",
+                        help="also draw DIR/compare.png (and .svg): each metric's value "
+                        "in A and in B for every run both made, on one axis")
 
 
 def load(campaign_dir):
@@ -62,7 +80,7 @@ def pair(a, b):
     return pairs, unpaired
 
 
-def table(pairs):
+def table(pairs, columns=COLUMNS):
     """Rows of the differences table: one per variant (as B names it), then
     all pairs."""
     groups = {p: [xy for xy in pairs if xy[1]["policy"] == p]
@@ -72,10 +90,10 @@ def table(pairs):
     out = []
     for label, group in groups.items():
         row = [label, str(len(group))]
-        for metric, scale, _, _ in COLUMNS:
+        for metric, scale, _, _ in columns:
             s = stats.summary([y.get(metric, math.nan) - x.get(metric, math.nan)
                                for x, y in group])
-            row.append(report.cell(s, scale))
+            row.append(report.cell(s, scale, digits(metric)))
         out.append(row)
     return out
 
@@ -103,14 +121,20 @@ def run(args):
     if not pairs:
         print("No run is complete in both campaigns.")
         return 1
-    head = ["policy", "pairs"] + [f"Δ {c[2]} {c[3]}" for c in COLUMNS]
+    columns = columns_of(pairs)
+    head = ["policy", "pairs"] + [f"Δ {c[2]} {c[3]}".rstrip() for c in columns]
     print("mean ±95 % CI (Student's t) (min/median/max) of B - A")
-    print("\n".join(report.aligned(head, table(pairs))))
+    print("\n".join(report.aligned(head, table(pairs, columns))))
     means = []
-    for metric, scale, label, unit in COLUMNS:
+    for metric, scale, label, unit in columns:
         a_mean, b_mean = (stats.summary([r.get(metric, math.nan) for r in side])["mean"]
                           * scale for side in zip(*pairs))
         unit = "%" if unit == "pp" else f" {unit}"
-        means.append(f"{label} {report.fmt(a_mean)} / {report.fmt(b_mean)}{unit}")
+        means.append(f"{label} {report.fmt(a_mean, digits(metric))} / "
+                     f"{report.fmt(b_mean, digits(metric))}{unit}".rstrip())
     print("means of A / B over the pairs: " + ", ".join(means))
+    if args.figures:
+        from . import plots     # matplotlib: only when a figure is asked for
+        paths = plots.draw_compare(args.figures, pairs, columns, args.first, args.second)
+        print(f"figure: {paths[0]}")
     return 0

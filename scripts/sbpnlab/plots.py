@@ -23,6 +23,10 @@ its fate (on time, late, lost in the network, expired or evicted in the
 sender's kernel, refused by sendmsg()), with its deadline; CCID3's X and
 X_recv over the link's capacity; and the kernel queue's length and
 cumulative drops.
+draw_compare() writes compare.png and .svg for `sbpn-lab compare A B`:
+for each metric a panel with every run both campaigns share on one axis,
+A's value and B's side by side, so that a reader sees whether B repeats
+A run by run and not only on average.
 draw_vp8() writes figures/vp8-<run id>-<flow>.png and .svg, a VP8 call
 as its viewer saw it (the report draws it for the first run of each
 variant): above, the rate CCID 3 allowed the video, the encoder's
@@ -465,3 +469,32 @@ def draw_vp8(out, run_dir, flow, name, t0_ns, playout_s, since_s, title):
     ax_k.set_xlim(t[0], display[-1] + interval)
     fig.tight_layout(h_pad=0.3)
     return _save(fig, fig_dir, name)
+
+
+def draw_compare(out, pairs, columns, name_a, name_b):
+    """compare.png and .svg in directory out: one panel per metric of
+    columns ((metric, scale, label, unit)), x the runs both campaigns
+    share (pairs of (A row, B row)) in run-id order, A's value and B's
+    beside it; a line joins the two of a run.  Returns the paths."""
+    os.makedirs(out, exist_ok=True)
+    pairs = sorted(pairs, key=lambda xy: (xy[1]["policy"], xy[1]["run"]))
+    fig, axes = plt.subplots(len(columns), 1, figsize=(max(6, 0.35 * len(pairs) + 2),
+                                                       2.0 * len(columns) + 0.8),
+                             sharex=True, squeeze=False)
+    x = np.arange(len(pairs))
+    for ax, (metric, scale, label, unit) in zip(axes[:, 0], columns):
+        a = np.array([p[0].get(metric, np.nan) for p in pairs], float) * scale
+        b = np.array([p[1].get(metric, np.nan) for p in pairs], float) * scale
+        ax.vlines(x, np.fmin(a, b), np.fmax(a, b), color="0.6", linewidth=1)
+        ax.plot(x - 0.12, a, "o", color="#1f5fa8", markersize=4, label=f"A: {name_a}")
+        ax.plot(x + 0.12, b, "x", color="#c0561c", markersize=5, label=f"B: {name_b}")
+        ax.set_ylabel(f"{label}\n{'%' if unit == 'pp' else unit}", fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    axes[-1, 0].set_xticks(x, [f"{p[1]['policy']} {p[1]['run'].rsplit('rep=', 1)[-1]}"
+                               for p in pairs], rotation=90, fontsize=7)
+    axes[0, 0].set_title(f"B against A, run by run ({len(pairs)} runs both made)", fontsize=9)
+    fig.tight_layout()
+    top = axes[0, 0]
+    low, high = top.get_ylim()
+    _legend_on_top(top, high, ncol=2, fontsize=8, loc="upper left")
+    return _save(fig, out, "compare")

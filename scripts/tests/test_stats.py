@@ -1174,6 +1174,48 @@ def compare_campaigns():
 
 
 @test
+def compare_draws_a_and_b_run_by_run():
+    """compare --figures draws every pair's A and B on one axis per metric,
+    A's value and B's of the same run at the same place (not each
+    campaign's mean, not B - A), runs in policy and run-id order; and the
+    VP8 call's columns join the table only where both campaigns have them."""
+    def row(policy, rep, audio, shown=None):
+        r = {"policy": policy, "run": f"policy={policy},rep={rep:02d}",
+             "audio.on_time_frac": audio}
+        if shown is not None:
+            r.update({"vp8.frames_shown_pct": shown, "vp8.ssim_mean": 0.5})
+        return r
+    pairs = [(row("sbpn2", 2, 0.90), row("sbpn2", 2, 0.70)),
+             (row("simple", 1, 0.80), row("simple", 1, 0.84)),
+             (row("sbpn2", 1, 0.60), row("sbpn2", 1, 0.66))]
+    cols = (("audio.on_time_frac", 100, "audio on time", "pp"),)
+    drawn = []
+    save = plots._save
+    plots._save = lambda fig, d, name: drawn.append(fig) or [os.path.join(d, name + ".png")]
+    try:
+        plots.draw_compare(os.path.join(TMP, "cmp"), pairs, cols, "A dir", "B dir")
+    finally:
+        plots._save = save
+    lines = {ln.get_label(): list(ln.get_ydata()) for ln in drawn[0].axes[0].get_lines()}
+    check(lines.get("A: A dir") == [60.0, 90.0, 80.0] and
+          lines.get("B: B dir") == [66.0, 70.0, 84.0],
+          f"A and B per run, sbpn2 01, 02, simple 01: {lines}")
+    ticks = [t.get_text() for t in drawn[0].axes[0].get_xticklabels()]
+    check(ticks == ["sbpn2 01", "sbpn2 02", "simple 01"], f"x: {ticks}")
+    vp8 = [(row("simple", 1, 0.8, 40.0), row("simple", 1, 0.8, 50.0))]
+    check(compare.columns_of(vp8)[-2:] == compare.VP8_COLUMNS and
+          compare.columns_of(pairs) == compare.COLUMNS and
+          compare.columns_of(vp8 + pairs[:1]) == compare.COLUMNS,
+          "VP8 columns only where every pair has them")
+    camp = os.path.join(TMP, "again-fig")
+    for seed in (1, 2):
+        write_run(camp, "prio", seed, late_ns=2_000_000)
+    rc, text, err = run_compare(campaign(), camp, "--figures", os.path.join(TMP, "cmpfig"))
+    check(rc == 0 and os.path.isfile(os.path.join(TMP, "cmpfig", "compare.png")) and
+          "figure: " in text, f"rc {rc}: {err}\n{text[-300:]}")
+
+
+@test
 def report_figures():
     out = os.path.join(TMP, "figs")
     rc, text, err = run_report(campaign(), "--out", out)
