@@ -14,7 +14,9 @@
 # packet that was accepted and never arrived, and they must add up to the
 # kernel's counters; on the narrow path (150 kbit/s for a 374 kbit/s call,
 # tx_qlen 5) there must be some.
-# The sender's lateness p50/p99/max is printed for each case.
+# The sender's lateness p50/p99/max is printed for each case.  Then the
+# documented examples: Python's (py_sendmsg.py, as traffic.rst uses
+# sbpn.py) and traffic.rst's C program, compiled here from the page.
 #
 # KTAP output; exit 0 all passed, 1 a case failed, 4 skipped (no DCCP, or
 # binaries not built).  Records stay in $VM_OUT/vm_transfer (or /tmp).
@@ -65,7 +67,7 @@ CASES=(
 	"dccp-sbpn3-ccid2|dccp|--policy sbpn3 --ccid 2|2||"
 	"dccp-sbpn2-narrow|dccp|--policy sbpn2 --tx-qlen 5|3|--expect-notices|rate 150kbit"
 )
-echo "1..$((${#CASES[@]} + 2))"
+echo "1..$((${#CASES[@]} + 3))"
 n=0
 failed=0
 port=7000
@@ -151,6 +153,54 @@ else
 	echo "not ok $n python-sendmsg-example"
 	failed=$((failed + 1))
 fi
+
+# The C example of Documentation/traffic.rst ("The C helper"), taken from
+# the page, compiled here and run against a DCCP server of service code 0
+# on a 300 kbit/s path: it must end with 0, print its counters, and every
+# packet the kernel sent must arrive (the path loses none).
+n=$((n + 1))
+port=$((port + 1))
+tc -n "$A" qdisc change dev va root netem delay 10ms limit 10000 rate 300kbit
+sed -n '/^.. example sbpn-c begin/,/^.. example sbpn-c end/p' "$ROOT/Documentation/traffic.rst" |
+	sed -n '/^  /s/^  //p' >"$OUT/call.c"
+HDR=${BUILD:-$ROOT/build}/include
+if cc -std=gnu11 -Wall -Wextra -Werror -I"$HDR" -I"$ROOT/userspace/lib" -o "$OUT/call" \
+	"$OUT/call.c" "$ROOT/userspace/lib/libsbpn.a" 2>"$OUT/call.cc.err"; then
+	rm -f "$OUT/call.ready"
+	ip netns exec "$B" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DCCP, 33)
+s.bind(("10.77.0.2", int(sys.argv[1])))
+s.listen(1)
+open(sys.argv[2], "w").close()
+c, _ = s.accept()
+n = 0
+while c.recv(2048):
+    n += 1
+print(n)' $port "$OUT/call.ready" >"$OUT/call.recv" 2>&1 &
+	rpid=$!
+	for _ in $(seq 100); do [ -e "$OUT/call.ready" ] && break; sleep 0.05; done
+	ip netns exec "$A" "$OUT/call" 10.77.0.2 $port >"$OUT/call.out" 2>&1
+	crc=$?
+	wait $rpid
+	rrc=$?
+	got=$(cat "$OUT/call.recv")
+	sent=$(sed -n 's/^queued [0-9]* sent \([0-9]*\) .*/\1/p' "$OUT/call.out")
+	echo "# c-example: rc $crc, server rc $rrc, $got received; $(grep -c '^frame' "$OUT/call.out") notices printed; $(grep '^queued' "$OUT/call.out")"
+	if [ $crc -eq 0 ] && [ $rrc -eq 0 ] && [ -n "$sent" ] && [ "$sent" -gt 0 ] &&
+	   [ "$got" = "$sent" ] && grep -q '^X [0-9]* B/s, RTT [0-9]* us$' "$OUT/call.out"; then
+		echo "ok $n c-example"
+	else
+		tail -5 "$OUT/call.out" | sed 's/^/# /'
+		echo "not ok $n c-example"
+		failed=$((failed + 1))
+	fi
+else
+	sed 's/^/# /' "$OUT/call.cc.err" | head -20
+	echo "not ok $n c-example (compile)"
+	failed=$((failed + 1))
+fi
+tc -n "$A" qdisc change dev va root netem delay 10ms limit 10000
 
 # A receiver stopped by SIGTERM keeps its records and says it is partial.
 n=$((n + 1))
