@@ -63,7 +63,7 @@ SBPN_VERSION	:= $(shell git -C $(ROOT) describe --always --dirty 2>/dev/null || 
 
 export KVER BUILD ABI
 
-.PHONY: all inputs modules headers userspace selftests check check-host check-vm demo try \
+.PHONY: all inputs modules headers userspace selftests check check-host check-vm demo try socket-api \
 	reproduce bench \
 	friendliness friendliness-v2-modules check-debug stress stress-debug faults fuzz style series-selftests series-each \
 	venv vm load unload clean host-deps-check dkms-deb dkms-install-check dkms-vm dkms-check
@@ -180,6 +180,11 @@ demo: all venv
 		--reference $(DEMO_REFERENCE) $(BUILD)/demo/demo
 	@.venv/bin/python scripts/sbpn-lab report \
 		--reference $(DEMO_VP8_REFERENCE) $(BUILD)/demo/demo-vp8
+
+# Documentation/socket-api.rst from the series' dccp.rst, as the patched
+# tree has it (make check-host fails while the two differ).
+socket-api: modules
+	@scripts/socket-api.py --write --tree $(TREE)
 
 # A scenario of one's own, from any directory: staged into results/, run
 # in the VM and reported (sbpn-lab try; Documentation/testbed.rst, Running

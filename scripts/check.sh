@@ -19,7 +19,8 @@
 #      the series' selftests patch is what selftests/ gives
 #      (series-selftests.sh --check), whichever git's version wrote it;
 #      docutils on Documentation/
-#      (scripts/doccheck.py); no words of the project's process (issue
+#      (scripts/doccheck.py); Documentation/socket-api.rst is the series'
+#      dccp.rst (scripts/socket-api.py --check); no words of the project's process (issue
 #      numbers, sessions, the machines it was made on) in any tracked file
 #      (scripts/tests/test_words.py)
 #   2. userspace host tests (make -C userspace check), and libFuzzer on the
@@ -148,6 +149,7 @@ host_tests() {
 		GIT_CONFIG_KEY_0=format.signature GIT_CONFIG_VALUE_0=0.0.0-another-git \
 		scripts/series-selftests.sh --check
 	count_step docs /usr/bin/python3 scripts/doccheck.py
+	count_step socket-api /usr/bin/python3 scripts/socket-api.py --check --tree "$BUILD/tree"
 	echo "== words (host)"
 	/usr/bin/python3 scripts/tests/test_words.py 2>&1 | tee "$LOG/words.log"
 	count_suite words "$LOG/words.log" "${PIPESTATUS[0]}"
