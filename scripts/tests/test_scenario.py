@@ -943,6 +943,14 @@ def main():
             except ScenarioError as e:
                 check(f"loads {os.path.basename(path)}", False, str(e))
         check("demo.toml is shipped", any(p.endswith("/demo.toml") for p in shipped))
+        with open(os.path.join(ROOT, "Documentation", "testbed.rst"), encoding="utf-8") as f:
+            listed = f.read().split("\nScenarios shipped\n", 1)[-1]
+        unlisted = [os.path.basename(p) for p in shipped
+                    if not re.search(rf"^{re.escape(os.path.basename(p))} ", listed, re.M) and
+                    not any(re.fullmatch(g.replace("*", ".*"), os.path.basename(p)) for g in
+                            re.findall(r"^``([\w*.-]+\*[\w*.-]*)``", listed, re.M))]
+        check("testbed.rst's Scenarios shipped lists every shipped scenario", not unlisted,
+              str(unlisted))
         texts = [open(p, encoding="utf-8").read() for p in shipped]
         mutations_fail_cleanly(tmp, texts)
 
