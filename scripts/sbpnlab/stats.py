@@ -541,6 +541,14 @@ def link_capacity(run, edges):
     return out / np.diff(edges)
 
 
+def send_late_p99_ms(flow, warmup_s):
+    """The 99th percentile (numpy's linear interpolation) of how late the
+    sender handed its packets to the socket, sent - planned, over the
+    packets planned after the warm-up, refused ones too (ms; NaN if none)."""
+    late = (flow.sent - flow.planned)[flow.planned >= flow.start + warmup_s]
+    return float(np.percentile(late, 99)) * 1000 if len(late) else math.nan
+
+
 def stall_fraction(cc, rate_Bps, warmup_s, start_s=0.0):
     """Fraction of CCID3 samples after warm-up with X below rate_Bps (the
     samples are periodic, so this is the fraction of time)."""
@@ -730,9 +738,7 @@ def run_metrics(run, buffer_s):
             if meta["link"]["changes"]:
                 row.update({f"vp8.{k}": v for k, v in
                             step_response(run, flow, goodput[name], capacity, window).items()})
-        late = (flow.sent - flow.planned)[flow.planned >= flow.start + warm]
-        row["send_late_p99_ms"] = (float(np.percentile(late, 99)) * 1000 if len(late)
-                                   else math.nan)
+        row["send_late_p99_ms"] = send_late_p99_ms(flow, warm)
         # These counts cover the whole call, warm-up included.
         row["duplicates"], row["reordered"] = flow.duplicates, flow.reordered
         for k, v in meta.get("qpolicy", {}).get(name, {}).items():

@@ -377,6 +377,40 @@ def arrival_order():
 
 
 @test
+def send_lateness_is_the_p99_after_warmup():
+    # 50 warm-up packets (1 s), each handed to the socket 500 ms late,
+    # then 100: 98 sent 1 ms late, one 10 ms, one 50 ms; one refused
+    # (EAGAIN) 1 ms late too.  numpy's p99 of the 100 (linear between the
+    # 99th and 100th): 10 + 0.01 x 40 = 10.4 ms.  Counting the warm-up
+    # gives 500, the maximum 50, the median 1.
+    packets = ([("audio", 214, i * 0.02, "ok", 0.5) for i in range(50)] +
+               [("audio", 214, 1 + i * 0.02, "EAGAIN" if i == 7 else "ok", 0.001)
+                for i in range(100)])
+    packets[60] = packets[60][:4] + (0.010,)
+    packets[130] = packets[130][:4] + (0.050,)
+    f = flow_of(packets, {})
+    got = stats.send_late_p99_ms(f, 1.0)
+    check(close(got, 10.4), f"send lateness p99 {got} ms, want 10.4")
+    check(math.isnan(stats.send_late_p99_ms(f, 10.0)), "nothing after the warm-up: NaN")
+
+
+@test
+def the_stall_threshold_is_the_audio_rate_while_it_sends():
+    # Audio every 20 ms for 1 s, silent for 1 s, then 1 s more, a tenth of
+    # it refused: the threshold is 214 B / 20 ms = 10700 B/s, the rate
+    # while the voice sends, scheduled.  Averaged over the 3 s, silence
+    # included, it would be 200 x 214 / 3 = 14267 x 0.5 = 7133 B/s (with
+    # what was accepted alone, less).
+    packets = ([("audio", 214, i * 0.02, "EAGAIN" if i % 10 == 3 else "ok")
+                for i in range(50)] +
+               [("audio", 214, 2 + i * 0.02, "ok") for i in range(50)] +
+               [("video", 1000, 0.05 + i * 0.1, "ok") for i in range(30)])
+    f = flow_of(packets, {})
+    got = stats.class_rate_Bps(f, "audio")
+    check(close(got, 10700), f"audio rate {got} B/s, want 10700")
+
+
+@test
 def rate_bins():
     packets = [("video", 1000, 0.1, "ok"), ("video", 500, 0.3, "ok"),
                ("video", 1000, 0.5, "EAGAIN"), ("audio", 250, 0.79, "ok")]
@@ -387,6 +421,10 @@ def rate_bins():
     # bin 0: sent 8000 + 4000 bits, the 4000 lost; bin 1: 2000 bits (the
     # EAGAIN packet never left the application)
     check(close(r["throughput"], [30000, 5000]), f"throughput {r['throughput']}")
+    # a packet planned in bin 0 and handed to the socket in bin 1 counts
+    # in bin 1, when it was sent, not when it was planned
+    late = stats.media_rates(flow_of([("video", 1000, 0.35, "ok", 0.1)], {0: 0.01}), edges)
+    check(close(late["throughput"], [0, 20000]), f"by the time sent {late['throughput']}")
     check(close(r["goodput"], [20000, 5000]), f"goodput {r['goodput']}")
     check(close(r["loss"], [10000, 0]), f"loss {r['loss']}")
     # an iperf3 interval 0-0.5 s of 5000 bits: 4000 in bin 0, 1000 in bin 1
