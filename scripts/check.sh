@@ -114,12 +114,18 @@ count_suite() { # label, log, exit status, [ktap_count.py options...]
 	skipped=$((skipped + s))
 }
 
+# A stage's heading, with the time since the start, so that a log shows
+# where the test command's time goes.
+stage() {
+	printf '== %s [%dm%02ds]\n' "$*" $((SECONDS / 60)) $((SECONDS % 60))
+}
+
 # Run a check that gives one verdict: count it, print its last line on
 # success and its whole log on failure.
 count_step() { # label, command...
 	local label=$1
 	shift
-	echo "== $label"
+	stage "$label"
 	if "$@" >"$LOG/$label.log" 2>&1; then
 		passed=$((passed + 1))
 		tail -n1 "$LOG/$label.log"
@@ -132,7 +138,7 @@ count_step() { # label, command...
 # The host tier: every test that needs no VM, the one list that make check
 # and make check-host (--host) run.
 host_tests() {
-	echo "== kernel inputs (host): fetched with no kernel installed and /boot unchanged"
+	stage "kernel inputs (host): fetched with no kernel installed and /boot unchanged"
 	# shellcheck disable=SC2086	# the targets are words
 	KVERS=$(printf '%s\n' $KVER $ALSO_KVERS | grep -vxF 7.3 | tr '\n' ' ') \
 		scripts/tests/kernel_inputs_host.sh 2>&1 | tee "$LOG/kernel-inputs.log"
@@ -150,15 +156,15 @@ host_tests() {
 		scripts/series-selftests.sh --check
 	count_step docs /usr/bin/python3 scripts/doccheck.py
 	count_step socket-api /usr/bin/python3 scripts/socket-api.py --check --tree "$BUILD/tree"
-	echo "== words (host)"
+	stage "words (host)"
 	/usr/bin/python3 scripts/tests/test_words.py 2>&1 | tee "$LOG/words.log"
 	count_suite words "$LOG/words.log" "${PIPESTATUS[0]}"
 
-	echo "== userspace (host)"
+	stage "userspace (host)"
 	make --no-print-directory -C userspace HDR="$BUILD/include" check 2>&1 | tee "$LOG/userspace.log"
 	count_suite userspace "$LOG/userspace.log" "${PIPESTATUS[0]}"
 
-	echo "== parser fuzzing (host): libFuzzer, ${FUZZ_SECONDS:=20} s per parser"
+	stage "parser fuzzing (host): libFuzzer, ${FUZZ_SECONDS:=20} s per parser"
 	if make --no-print-directory -C userspace/fuzz run HDR="$BUILD/include" FUZZ_SECONDS="$FUZZ_SECONDS" \
 		>"$LOG/fuzz.log" 2>&1; then
 		passed=$((passed + 1))
@@ -170,23 +176,23 @@ host_tests() {
 		echo "fuzz: failed (log: $LOG/fuzz.log; the input is in userspace/build/fuzz/)"
 	fi
 
-	echo "== test accounting (host)"
+	stage "test accounting (host)"
 	python3 scripts/tests/test_ktap_count.py 2>&1 | tee "$LOG/accounting.log"
 	count_suite accounting "$LOG/accounting.log" "${PIPESTATUS[0]}"
 
-	echo "== host packages (host)"
+	stage "host packages (host)"
 	python3 scripts/tests/test_host_deps.py 2>&1 | tee "$LOG/host-deps.log"
 	count_suite host-deps "$LOG/host-deps.log" "${PIPESTATUS[0]}"
 
-	echo "== scenarios (host)"
+	stage "scenarios (host)"
 	python3 scripts/tests/test_scenario.py 2>&1 | tee "$LOG/scenario.log"
 	count_suite scenario "$LOG/scenario.log" "${PIPESTATUS[0]}"
 
-	echo "== results table (host)"
+	stage "results table (host)"
 	python3 scripts/tests/test_results_table.py 2>&1 | tee "$LOG/results-table.log"
 	count_suite results-table "$LOG/results-table.log" "${PIPESTATUS[0]}"
 
-	echo "== analysis (host)"
+	stage "analysis (host)"
 	if scripts/venv.sh >"$LOG/venv.log" 2>&1; then
 		.venv/bin/python scripts/tests/test_stats.py 2>&1 | tee "$LOG/stats.log"
 		count_suite stats "$LOG/stats.log" "${PIPESTATUS[0]}"
@@ -215,7 +221,7 @@ host_tests() {
 # The host-side tests that boot VMs themselves: the harness's, and a
 # campaign split over two boots.
 vm_host_tests() {
-	echo "== harness self-tests (host, boots VMs)"
+	stage "harness self-tests (host, boots VMs)"
 	mkdir -p "$BUILD/harness"
 	cp -r selftests/harness/warn "$BUILD/harness/"
 	make -s -C "$KDIR" M="$BUILD/harness/warn" modules \
@@ -223,7 +229,7 @@ vm_host_tests() {
 	selftests/harness/vm_run_test.sh | tee "$LOG/harness.log"
 	count_suite harness "$LOG/harness.log" "${PIPESTATUS[0]}"
 
-	echo "== shards (host, two VM boots)"
+	stage "shards (host, two VM boots)"
 	scripts/tests/shards_vms.sh 2>&1 | tee "$LOG/shards.log"
 	count_suite shards "$LOG/shards.log" "${PIPESTATUS[0]}"
 }
@@ -235,7 +241,7 @@ vm_suites() { # kver, suites...
 	shift
 	out=$LOG/vm${k:+-$k}
 	[ "$k" = "$KVER" ] && out=$LOG/vm
-	echo "== in the VM, Linux $k: scripts/vm-tests.sh $*"
+	stage "in the VM, Linux $k: scripts/vm-tests.sh $*"
 	KVER=$k BUILD= scripts/vm-run --timeout 1500 --out "$out" -- scripts/vm-tests.sh "$@"
 	vm_rc=$?
 	if [ "$vm_rc" -ne 0 ]; then
@@ -277,6 +283,7 @@ all)
 	done ;;
 esac
 
+stage "end"
 echo
 echo "$passed passed, $failed failed, $skipped skipped (test cases)"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -30,7 +30,7 @@ for s in "${SUITES[@]}"; do
 	name=${s%%:*}
 	cmd=${s#*:}
 	[ $# -eq 0 ] || [[ $want == *" $name "* ]] || continue
-	echo "== $name (in the VM): $cmd"
+	printf '== %s (in the VM): %s [%dm%02ds]\n' "$name" "$cmd" $((SECONDS / 60)) $((SECONDS % 60))
 	$cmd 2>&1 | tee "$OUT/$name.log"
 	echo "${PIPESTATUS[0]}" >"$OUT/$name.rc"
 done
