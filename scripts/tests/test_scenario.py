@@ -943,6 +943,17 @@ def main():
             except ScenarioError as e:
                 check(f"loads {os.path.basename(path)}", False, str(e))
         check("demo.toml is shipped", any(p.endswith("/demo.toml") for p in shipped))
+        # README's first experiment, as a reader would save it
+        with open(os.path.join(ROOT, "README"), encoding="utf-8") as f:
+            first = f.read().split("\nYour first experiment\n", 1)[-1].split("\nand run it", 1)[0]
+        block = "\n".join(ln[4:] for ln in first.splitlines() if ln.startswith("    ") or not ln)
+        mine = write(tmp, block.strip() + "\n", "my-call.toml")
+        try:
+            runs = len(load(mine).runs())
+        except ScenarioError as e:
+            runs = str(e)
+        check("README's first experiment is a scenario: 2 variants x 2 repetitions", runs == 4,
+              f"{runs}\n{block}")
         with open(os.path.join(ROOT, "Documentation", "testbed.rst"), encoding="utf-8") as f:
             listed = f.read().split("\nScenarios shipped\n", 1)[-1]
         unlisted = [os.path.basename(p) for p in shipped
