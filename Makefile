@@ -63,7 +63,7 @@ SBPN_VERSION	:= $(shell git -C $(ROOT) describe --always --dirty 2>/dev/null || 
 
 export KVER BUILD ABI
 
-.PHONY: all inputs modules headers userspace selftests check check-host check-vm demo try socket-api \
+.PHONY: all inputs modules headers userspace selftests check check-host check-vm demo try socket-api example \
 	reproduce bench \
 	friendliness friendliness-v2-modules check-debug stress stress-debug faults fuzz style series-selftests series-each \
 	venv vm load unload clean host-deps-check dkms-deb dkms-install-check dkms-vm dkms-check
@@ -180,6 +180,17 @@ demo: all venv
 		--reference $(DEMO_REFERENCE) $(BUILD)/demo/demo
 	@.venv/bin/python scripts/sbpn-lab report \
 		--reference $(DEMO_VP8_REFERENCE) $(BUILD)/demo/demo-vp8
+
+# The shipped example campaigns (Documentation/results/example.tar.xz:
+# scripts/scenarios/example.toml made one run at a time and four at a
+# time) reported and compared, with nothing built and no VM: what the
+# report and compare print and draw, on a fresh clone.
+example: venv
+	@rm -rf $(ROOT)/build/example && mkdir -p $(ROOT)/build/example
+	@tar -xJf Documentation/results/example.tar.xz -C $(ROOT)/build/example
+	@.venv/bin/python scripts/sbpn-lab report $(ROOT)/build/example/jobs1/example
+	@.venv/bin/python scripts/sbpn-lab compare $(ROOT)/build/example/jobs1/example \
+		$(ROOT)/build/example/jobs4/example --figures $(ROOT)/build/example/compare
 
 # Documentation/socket-api.rst from the series' dccp.rst, as the patched
 # tree has it (make check-host fails while the two differ).

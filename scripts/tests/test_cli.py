@@ -243,13 +243,39 @@ def try_stages_runs_and_reports(tmp):
           not os.path.exists(log), f"exit {p.returncode}\n{p.stderr[-600:]}")
 
 
+def shipped_example(tmp):
+    """The example campaigns shipped in Documentation/results/example.tar.xz
+    report and compare as make example does, on a fresh clone: no build,
+    no VM.  The report finds SBPN2 against SIMPLE over its two pairs and
+    draws its figures; compare pairs the four runs the two campaigns (one
+    and four at a time) share and draws them on one axis."""
+    tar = os.path.join(os.path.dirname(SCRIPTS), "Documentation", "results", "example.tar.xz")
+    p = subprocess.run(["tar", "-xJf", tar, "-C", tmp], capture_output=True, text=True)
+    one, four = (os.path.join(tmp, j, "example") for j in ("jobs1", "jobs4"))
+    check("the example campaigns unpack", p.returncode == 0 and os.path.isdir(one) and
+          os.path.isdir(four), p.stderr)
+    p = lab("report", one)
+    figures = os.path.join(one, "report", "figures")
+    check("report of the shipped example: its finding and figures",
+          p.returncode == 0 and "Finding (example flow call): sbpn2 against simple, 2 runs"
+          in p.stdout and os.path.isfile(os.path.join(figures, "example_flow_call-delivery.png")),
+          f"exit {p.returncode}\n{p.stdout[:400]}\n{p.stderr[-400:]}")
+    p = lab("compare", one, four, "--figures", os.path.join(tmp, "cmp"))
+    check("compare of the shipped examples: 4 pairs, drawn on one axis",
+          p.returncode == 0 and "\nall     4 " in p.stdout and
+          os.path.isfile(os.path.join(tmp, "cmp", "compare.png")),
+          f"exit {p.returncode}\n{p.stdout[-600:]}\n{p.stderr[-400:]}")
+
+
 def main():
     print("TAP version 13")
-    print("1..24")
+    print("1..27")
     with tempfile.TemporaryDirectory() as tmp:
         report_without_complete_runs(tmp)
     with tempfile.TemporaryDirectory() as tmp:
         try_stages_runs_and_reports(tmp)
+    with tempfile.TemporaryDirectory() as tmp:
+        shipped_example(tmp)
     help_without_analysis()
     vm_run_help()
     vm_run_argument_checks()
