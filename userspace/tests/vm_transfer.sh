@@ -169,7 +169,7 @@ if cc -std=gnu11 -Wall -Wextra -Werror -I"$HDR" -I"$ROOT/userspace/lib" -o "$OUT
 	rm -f "$OUT/call.ready"
 	ip netns exec "$B" python3 -c '
 import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DCCP, 33)
+s = socket.socket(socket.AF_INET, 6, 33)  # SOCK_DCCP, IPPROTO_DCCP
 s.bind(("10.77.0.2", int(sys.argv[1])))
 s.listen(1)
 open(sys.argv[2], "w").close()
