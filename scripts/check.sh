@@ -20,9 +20,9 @@
 #      (series-selftests.sh --check), whichever git's version wrote it;
 #      docutils on Documentation/
 #      (scripts/doccheck.py); Documentation/socket-api.rst is the series'
-#      dccp.rst (scripts/socket-api.py --check); no words of the project's process (issue
-#      numbers, sessions, the machines it was made on) in any tracked file
-#      (scripts/tests/test_words.py)
+#      dccp.rst (scripts/socket-api.py --check); no words of the project's
+#      process (issue numbers, sessions, the machines it was made on) in
+#      any tracked file (scripts/tests/test_words.py)
 #   2. userspace host tests (make -C userspace check), and libFuzzer on the
 #      model and trace parsers for FUZZ_SECONDS (default 20) each
 #   3. the harness' host tests (scripts/tests/: the test accounting itself,

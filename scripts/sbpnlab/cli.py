@@ -36,11 +36,10 @@ from .campaign import (RUN_OVERHEAD_S, VENV_PYTHON, VM_SLACK_S, OtherLength, Slo
                        merge_campaigns, parse_shard, run_campaign, run_decided,
                        run_status, selected, vm_timeout_s)
 from .sequential import looks as decide_looks, settings as decide_settings
-from .run import BIN
+from .run import BIN, ROOT
 from .scenario import ScenarioError, load, stage
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 LAB = os.path.join(ROOT, "scripts", "sbpn-lab")
 SCENARIO_DIR = os.path.normpath(os.path.join(HERE, "..", "scenarios"))
 EPILOG = """\

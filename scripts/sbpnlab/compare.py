@@ -32,8 +32,9 @@ VP8_COLUMNS = (("vp8.frames_shown_pct", 1, "VP8 frames shown", "pp"),
 
 
 def digits(metric):
-    """Decimals of a metric in the tables: SSIM's three, the others one."""
-    return 3 if metric == "vp8.ssim_mean" else 1
+    """Decimals of a metric in the tables: the report's for a VP8 one
+    (SSIM's three), one for the others."""
+    return next((d for m, _, _, d in report.VP8_COLUMNS if m == metric), 1)
 
 
 def columns_of(pairs):

@@ -421,11 +421,11 @@ def _check_media(c, entries, duration, base):
         names.add(e["name"])
         for f in ("model", "trace"):
             if f in m:
-                p = c.string(m, k + (f,), None)
-                named = os.path.join(MODELS_DIR, p if p.endswith(".model") else p + ".model")
-                p = os.path.normpath(os.path.join(base, p))
-                if f == "model" and not os.path.isfile(p) and "/" not in m[f]:
-                    p = named       # a shipped model by its name: "vp8"
+                name = c.string(m, k + (f,), None)
+                p = os.path.normpath(os.path.join(base, name))
+                if f == "model" and not os.path.isfile(p) and "/" not in name:
+                    # a shipped model by its name: "vp8"
+                    p = os.path.join(MODELS_DIR, name.removesuffix(".model") + ".model")
                 if not os.path.isfile(p):
                     c.fail(k + (f,), "an existing file (relative to the scenario)" +
                            (", or the name of a model in userspace/models" if f == "model"

@@ -25,15 +25,9 @@ B=sbpn-vb-$$
 
 echo "TAP version 13"
 skip_all() { echo "1..0 # SKIP $1"; exit 4; }
-[ -x "$BIN/sbpn-send" ] && [ -x "$BIN/sbpn-recv" ] || skip_all "userspace not built (make -C userspace)"
-modprobe -a dccp_ipv4 sch_netem sch_tbf veth 2>/dev/null
-[ -d /sys/module/dccp ] || skip_all "no DCCP modules"
-"$BIN/sbpn-send" --dry-run --policy sbpn2 --out /dev/null --flow x --duration 0.1 2>/dev/null ||
-	skip_all "sbpn-send built without the SBPN header"
-[ -e /sys/module/dccp/version ] || skip_all "stock DCCP modules: no SBPN policies (make load)"
-
 # shellcheck source=vm_netns.sh
 . "$TESTS/vm_netns.sh"
+need_sbpn "$BIN"
 mkdir -p "$OUT"
 netns_pair "$A" "$B" 79
 tc -n "$A" qdisc add dev va root handle 1: netem delay 20ms loss 1% limit 1000
